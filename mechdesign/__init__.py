@@ -1,0 +1,1 @@
+"""mechdesign: certified optimal local privacy mechanisms."""
