@@ -1,0 +1,9 @@
+"""Privacy notions: each compiles to constraints and audits a given matrix (see base.py)."""
+
+from .base import AUDIT_TOL, Audit, Notion
+from .distp import DistP, ProfilePrivacy, Side, XDistP
+from .ldp import LDP, ApproxLDP, ldp
+from .metric import MetricPrivacy
+
+__all__ = ["AUDIT_TOL", "Audit", "Notion", "DistP", "ProfilePrivacy", "Side", "XDistP", "LDP",
+           "ApproxLDP", "ldp", "MetricPrivacy"]

@@ -1,0 +1,143 @@
+"""The protocol every privacy notion follows: compile to constraints, audit a matrix.
+
+A notion is one small object holding its resolved data (ε, pairs of distributions, a metric,
+...). It answers two questions (paper-independent, see CONVENTIONS "one protocol per concept"):
+
+* ``constraints(K)`` — the cvxpy constraints it puts on the matrix variables ``K`` (a mapping
+  from mechanism key to a non-negative (|X|, |Y|) variable; a single shared mechanism has the
+  key ``"default"``);
+* ``audit(mechs)`` — the level a given set of matrices achieves, computed in float64 with no
+  solver, as an :class:`Audit` (requested vs achieved, holds or not).
+
+It may also ``repair`` matrices that solver tolerance left slightly outside a pure (δ = 0)
+ratio constraint, and say which mechanism keys it touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from ..errors import ProblemError
+
+#: An audited level holds when achieved <= requested + AUDIT_TOL (DESIGN §4).
+AUDIT_TOL = 1e-9
+
+#: Largest e^{εd} coefficient put into an LP (DESIGN §4); beyond it the constraint is left to
+#: the repair step, which restores it exactly, and the LP value is only a lower bound.
+MAX_LOG_COEFFICIENT = 20.0
+
+DEFAULT = "default"
+
+
+@dataclass
+class Audit:
+    """One certificate line: what was asked, what the matrix achieves, whether it holds."""
+
+    notion: str
+    requested: dict[str, Any]
+    achieved: dict[str, Any]
+    holds: bool
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = {
+            "notion": self.notion,
+            "requested": _jsonable(self.requested),
+            "achieved": _jsonable(self.achieved),
+            "holds": bool(self.holds),
+        }
+        if self.detail:
+            out["detail"] = _jsonable(self.detail)
+        return out
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        if np.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if np.isnan(v):
+            return "nan"
+        return v
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    return value
+
+
+class Notion:
+    """Base class of privacy notions (see module docstring)."""
+
+    #: the problem-file name of the notion
+    name: ClassVar[str] = "notion"
+    #: True when every constraint is linear (the problem stays an LP)
+    linear: ClassVar[bool] = True
+    #: True for pure ratio notions (δ = 0): a zero next to a non-zero is an infinite level
+    pure: ClassVar[bool] = False
+
+    def constraints(self, K: Mapping[str, Any]) -> list:
+        raise NotImplementedError
+
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
+        raise NotImplementedError
+
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Return matrices that satisfy this notion's pure constraints exactly (default: as is)."""
+        return mechs
+
+    def keys(self, available: list[str]) -> list[str]:
+        """The mechanism keys this notion constrains (default: all of them)."""
+        return list(available)
+
+    #: True when the compiled program is a relaxation (constraints left to the repair step)
+    relaxed: bool = False
+
+    def neutral_row(self, n_outputs: int) -> np.ndarray | None:
+        """Output distribution of a data-independent mechanism that satisfies this notion with
+        zero leakage, mixed in as a last-resort repair (None: any such row will do)."""
+        return None
+
+
+def check_epsilon(epsilon, key: str = "epsilon") -> float:
+    """ε must be a finite non-negative number."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise ProblemError(f"expected a non-negative number, got {epsilon!r}", key=key)
+    eps = float(epsilon)
+    if not np.isfinite(eps) or eps < 0:
+        raise ProblemError(f"expected a finite non-negative number, got {epsilon!r}", key=key)
+    return eps
+
+
+def check_delta(delta, key: str = "delta") -> float:
+    d = check_epsilon(delta, key)
+    if d > 1:
+        raise ProblemError(f"expected a number in [0, 1], got {delta!r}", key=key)
+    return d
+
+
+def log_ratio_max(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """max_y ln(p_y / q_y) along the last axis, with 0/0 = ratio 1 and p/0 = inf (p > 0)."""
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(p) - np.log(q)
+    r = np.where((p <= 0) & (q <= 0), -np.inf, r)
+    r = np.where((p > 0) & (q <= 0), np.inf, r)
+    out = r.max(axis=-1)
+    return np.maximum(out, 0.0) if np.ndim(out) else max(float(out), 0.0)
+
+
+def hockey_stick(p: np.ndarray, q: np.ndarray, epsilon: float | np.ndarray) -> np.ndarray:
+    """Σ_y max(0, p_y − e^ε q_y) along the last axis (the δ of (ε, δ)-indistinguishability)."""
+    e = np.exp(np.asarray(epsilon, dtype=float))
+    if np.ndim(e):
+        e = e[..., None]
+    return np.maximum(np.asarray(p) - e * np.asarray(q), 0.0).sum(axis=-1)

@@ -1,0 +1,162 @@
+"""Distribution privacy (DistP), extended DistP (XDistP) and profile-based privacy.
+
+A pair compares the output distributions of two sides, each a distribution λ over the inputs
+and the key of the mechanism applied to it: λ_a K_a versus λ_b K_b. With one shared mechanism
+both keys are "default" (paper 003, Def. 6); with per-context mechanisms each side is its own
+context (paper 003, Def. 15; paper 004, Def. 2 — profile-based privacy is exactly DistP over the
+profile graph's edges with per-context mechanisms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import cvxpy as cp
+import numpy as np
+
+from ..errors import ProblemError
+from .base import (
+    AUDIT_TOL,
+    DEFAULT,
+    Audit,
+    Notion,
+    check_delta,
+    check_epsilon,
+    hockey_stick,
+    log_ratio_max,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Side:
+    """One side of a DistP pair: a named input distribution and the mechanism key it goes through."""
+
+    name: str
+    distribution: np.ndarray
+    key: str = DEFAULT
+
+
+class DistP(Notion):
+    """(ε, δ)-distribution privacy over pairs: D∞^δ(λ_a K_a ‖ λ_b K_b) <= ε both ways.
+
+    δ = 0 is elementwise, (λ_a K_a)[y] <= e^ε (λ_b K_b)[y]; δ > 0 is the hockey-stick sum
+    Σ_y max(0, (λ_a K_a)[y] − e^ε (λ_b K_b)[y]) <= δ. Each pair may carry its own ε (XDistP).
+    """
+
+    name = "distp"
+
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[Side, Side]], delta: float = 0.0):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        if not pairs:
+            raise ProblemError("needs at least one pair of distributions", key="pairs")
+        self.pairs = [(a, b) for a, b in pairs]
+
+    @property
+    def pure(self) -> bool:  # type: ignore[override]
+        return self.delta == 0
+
+    def pair_epsilons(self) -> np.ndarray:
+        return np.full(len(self.pairs), self.epsilon)
+
+    def keys(self, available):
+        return sorted({s.key for pair in self.pairs for s in pair})
+
+    def constraints(self, K):
+        out = []
+        for (a, b), eps in zip(self.pairs, self.pair_epsilons()):
+            pa = a.distribution @ K[a.key]
+            pb = b.distribution @ K[b.key]
+            e = np.exp(min(eps, 700.0))
+            if self.delta == 0:
+                out += [pa <= e * pb, pb <= e * pa]
+            else:
+                out += [cp.sum(cp.pos(pa - e * pb)) <= self.delta,
+                        cp.sum(cp.pos(pb - e * pa)) <= self.delta]
+        return out
+
+    def _outputs(self, mechs: Mapping[str, np.ndarray]):
+        for a, b in self.pairs:
+            yield a.distribution @ mechs[a.key], b.distribution @ mechs[b.key]
+
+    def levels(self, mechs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Per pair: the smallest ε (δ = 0) or the δ at the requested ε (δ > 0)."""
+        out = []
+        for (p, q), eps in zip(self._outputs(mechs), self.pair_epsilons()):
+            if self.delta == 0:
+                out.append(max(log_ratio_max(p, q), log_ratio_max(q, p)))
+            else:
+                out.append(max(float(hockey_stick(p, q, eps)), float(hockey_stick(q, p, eps))))
+        return np.asarray(out, dtype=float)
+
+    def audit(self, mechs):
+        levels = self.levels(mechs)
+        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
+        worst = int(np.argmax(levels))
+        if self.delta > 0:
+            return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
+                         {"epsilon": self.epsilon, "delta": float(levels.max())},
+                         bool(levels.max() <= self.delta + AUDIT_TOL), {"worst_pair": names[worst]})
+        achieved = float(levels.max())
+        return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
+                     achieved <= self.epsilon + AUDIT_TOL, {"worst_pair": names[worst]})
+
+
+class XDistP(DistP):
+    """Extended DistP (paper 003, Def. 8): pair (λ, λ') gets ε·W(λ, λ'), W = W1, W∞ or TV over
+    the ground metric of the inputs. The audit reports the achieved ε as max over pairs of the
+    pair's level divided by its distance."""
+
+    name = "xdistp"
+    DISTANCES = ("w1", "winf", "tv")
+
+    def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, delta: float = 0.0):
+        super().__init__(epsilon, pairs, delta)
+        if distance not in self.DISTANCES:
+            raise ProblemError(
+                f"unknown distance '{distance}'; expected one of {', '.join(self.DISTANCES)}",
+                key="distance",
+            )
+        from ..coupling import distance as distribution_distance
+
+        self.distance = distance
+        self.widths = np.array([
+            distribution_distance(a.distribution, b.distribution, distance, cost=cost)
+            for a, b in self.pairs
+        ])
+
+    def pair_epsilons(self):
+        return self.epsilon * self.widths
+
+    def audit(self, mechs):
+        levels = self.levels(mechs)
+        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
+        detail = {"distance": self.distance, "widths": dict(zip(names, self.widths.tolist()))}
+        if self.delta > 0:
+            return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
+                         {"epsilon": self.epsilon, "delta": float(levels.max())},
+                         bool(levels.max() <= self.delta + AUDIT_TOL), detail)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(levels <= 0, 0.0,
+                           np.where(self.widths > 0, levels / np.where(self.widths > 0, self.widths, 1), np.inf))
+        achieved = float(per.max())
+        return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
+                     achieved <= self.epsilon + AUDIT_TOL, detail)
+
+
+class ProfilePrivacy(DistP):
+    """(G, ε)-profile-based privacy (paper 004, Def. 2): for every edge (P_i, P_j) of the profile
+    graph, P_i K_i <= e^ε P_j K_j elementwise, both ways, with one mechanism per profile."""
+
+    name = "profile"
+
+    def __init__(self, epsilon: float, edges: Sequence[tuple[str, str]], profiles: Mapping[str, np.ndarray],
+                 shared: bool = False):
+        sides = {name: Side(name, np.asarray(vec, float), DEFAULT if shared else name)
+                 for name, vec in profiles.items()}
+        for a, b in edges:
+            for node in (a, b):
+                if node not in sides:
+                    raise ProblemError(f"edge names unknown profile '{node}'", key="edges")
+        super().__init__(epsilon, [(sides[a], sides[b]) for a, b in edges], 0.0)
