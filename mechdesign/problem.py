@@ -25,6 +25,18 @@ HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_toleran
 CONIC_ORDER = ("CLARABEL", "SCS")
 
 
+#: Special-cased solvers (couplings, structured LPs at scale): each takes a Problem and returns
+#: (raw matrices, info) when it solves that problem exactly, or None to pass. ``info`` holds
+#: "status", "name", "compile_seconds", "solve_seconds" and, when known, "objective" (the
+#: solver's optimal value or dual bound). Used when the problem's solver is "auto".
+SPECIAL_SOLVERS: list[Callable[["Problem"], tuple[dict, dict] | None]] = []
+
+
+def register_special_solver(fn):
+    SPECIAL_SOLVERS.append(fn)
+    return fn
+
+
 @dataclass
 class Program:
     """The compiled convex program and the matrix variables, keyed like the mechanisms."""
@@ -81,9 +93,13 @@ class Problem:
         return self.objective.linear and all(n.linear for n in self.privacy)
 
     # pipeline -------------------------------------------------------------------------------
-    def compile(self) -> Program:
-        """Problem → convex program (cvxpy)."""
+    def compile(self, parametric: bool = False) -> Program:
+        """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
+        cvxpy Parameters, so :meth:`Notion.set_epsilon` re-targets the program without
+        recompiling (sweeps)."""
         start = time.perf_counter()
+        for notion in self.privacy:
+            notion.parametric = parametric
         n, m = len(self.inputs), len(self.outputs)
         K = {k: cp.Variable((n, m), nonneg=True, name=f"K[{k}]") for k in self.keys}
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
@@ -99,6 +115,11 @@ class Problem:
 
     def solve(self, solver: str | None = None, verbose: bool = False) -> Result:
         """Compile, solve, repair and certify. Never raises for solver trouble: the status says."""
+        if (solver or self.solver) == "auto":
+            for special in SPECIAL_SOLVERS:
+                found = special(self)
+                if found is not None:
+                    return self.finish(*found)
         program = self.compile()
         raw, info = run_solver(program, solver or self.solver, verbose)
         return self.finish(raw, info)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
+import cvxpy as cp
 import numpy as np
 
 from ..errors import ProblemError
@@ -99,6 +100,28 @@ class Notion:
 
     #: True when the compiled program is a relaxation (constraints left to the repair step)
     relaxed: bool = False
+
+    #: When True, ε-dependent coefficients are compiled as cvxpy Parameters so that a sweep
+    #: compiles the program once and only updates values (:meth:`set_epsilon`).
+    parametric: bool = False
+
+    def coefficient(self, name: str, fn):
+        """The coefficient ``fn(ε)``: a number/array, or a Parameter holding it when parametric."""
+        value = fn(self.epsilon)
+        if not self.parametric:
+            return value
+        params = self.__dict__.setdefault("_params", {})
+        if name not in params:
+            params[name] = (cp.Parameter(np.shape(value), nonneg=True, value=value), fn)
+        param, _ = params[name]
+        param.value = value
+        return param
+
+    def set_epsilon(self, epsilon: float) -> None:
+        """Change ε in place, updating compiled Parameters (used by sweeps)."""
+        self.epsilon = check_epsilon(epsilon)
+        for param, fn in self.__dict__.get("_params", {}).values():
+            param.value = fn(self.epsilon)
 
     def neutral_row(self, n_outputs: int) -> np.ndarray | None:
         """Output distribution of a data-independent mechanism that satisfies this notion with

@@ -57,18 +57,22 @@ class DistP(Notion):
     def pure(self) -> bool:  # type: ignore[override]
         return self.delta == 0
 
+    def pair_scales(self) -> np.ndarray:
+        """Per pair, the factor on ε (1 here; the distance W(λ, λ') for XDistP)."""
+        return np.ones(len(self.pairs))
+
     def pair_epsilons(self) -> np.ndarray:
-        return np.full(len(self.pairs), self.epsilon)
+        return self.epsilon * self.pair_scales()
 
     def keys(self, available):
         return sorted({s.key for pair in self.pairs for s in pair})
 
     def constraints(self, K):
         out = []
-        for (a, b), eps in zip(self.pairs, self.pair_epsilons()):
+        for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
             pa = a.distribution @ K[a.key]
             pb = b.distribution @ K[b.key]
-            e = np.exp(min(eps, 700.0))
+            e = self.coefficient(f"exp_epsilon_{t}", lambda eps, s=scale: np.exp(min(eps * s, 700.0)))
             if self.delta == 0:
                 out += [pa <= e * pb, pb <= e * pa]
             else:
@@ -126,8 +130,8 @@ class XDistP(DistP):
             for a, b in self.pairs
         ])
 
-    def pair_epsilons(self):
-        return self.epsilon * self.widths
+    def pair_scales(self):
+        return self.widths
 
     def audit(self, mechs):
         levels = self.levels(mechs)

@@ -26,11 +26,11 @@ class LDP(Notion):
 
     def constraints(self, K):
         out = []
-        e = np.exp(self.epsilon)
+        e = self.coefficient("exp_epsilon", np.exp)
         for var in K.values():
             m = cp.Variable(var.shape[1], nonneg=True)
             row = cp.reshape(m, (1, var.shape[1]), order="C")
-            out += [var >= row, var <= e * row] if e > 1 else [var == row]
+            out += [var >= row, var <= e * row]
         return out
 
     def level(self, k: np.ndarray) -> float:
@@ -69,7 +69,7 @@ class ApproxLDP(Notion):
 
     def constraints(self, K):
         out = []
-        e = np.exp(self.epsilon)
+        e = self.coefficient("exp_epsilon", np.exp)
         for var in K.values():
             n = var.shape[0]
             i, j = np.nonzero(~np.eye(n, dtype=bool))

@@ -38,8 +38,19 @@ class MetricPrivacy(Notion):
         i, j = self.i[self._lp], self.j[self._lp]
         if i.size == 0:
             return []
-        coef = sp.diags(np.exp(self.epsilon * self.d[self._lp]))
+        d = self.d[self._lp]
+        if self.parametric:
+            coef = self.coefficient("exp_epsilon_d", lambda eps: np.exp(eps * d)[:, None])
+            return [var[i, :] <= cp.multiply(coef, var[j, :]) for var in K.values()]
+        coef = sp.diags(np.exp(self.epsilon * d))
         return [var[i, :] <= coef @ var[j, :] for var in K.values()]
+
+    def set_epsilon(self, epsilon: float) -> None:
+        """Change ε; the pairs left to repair are those fixed when the program was compiled."""
+        super().set_epsilon(epsilon)
+        if not self.parametric:
+            self._lp = self.epsilon * self.d <= MAX_LOG_COEFFICIENT
+            self.relaxed = not bool(np.all(self._lp))
 
     def level(self, k: np.ndarray) -> float:
         """The smallest ε for which ``k`` is ε·d-private (max over the reduced pairs)."""
