@@ -144,15 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_INPUT if exc.code not in (0, None) else EXIT_OK
     console = Console(stderr=False)
-    err = Console(stderr=True)
     warnings.filterwarnings("ignore", module="cvxpy")
     try:
         return args.run(args, console)
     except ProblemError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, markup=True)
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        err.print("interrupted")
+        print("interrupted", file=sys.stderr)
         return EXIT_FAIL
 
 

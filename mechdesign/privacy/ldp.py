@@ -36,7 +36,7 @@ class LDP(Notion):
     def level(self, k: np.ndarray) -> float:
         """The smallest ε for which ``k`` is ε-LDP."""
         hi, lo = k.max(axis=0), k.min(axis=0)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(hi > 0, np.log(hi) - np.log(lo), 0.0)
         return float(max(r.max(), 0.0))
 
