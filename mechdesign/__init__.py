@@ -17,4 +17,12 @@ from .spec import load_problem, problem_from_dict
 
 __all__ = ["audit", "Domain", "ProblemError", "Mechanism", "Metric", "Problem", "Result",
            "load_problem", "problem_from_dict"]
+
+# paper 003: divergences, coupling mechanisms (registers their special solver), compositions
+from .composition import compose_independent, compose_shared, product_distribution
+from .coupling_mechanism import coupling_mechanism, mechanism_from_coupling
+from .divergences import DIVERGENCES, divergence
+
+__all__ += ["compose_independent", "compose_shared", "product_distribution", "coupling_mechanism",
+            "mechanism_from_coupling", "DIVERGENCES", "divergence"]
 __version__ = "0.1.0"

@@ -27,10 +27,13 @@ from .objectives import (
     hamming_loss,
     off_diagonal_mask,
 )
+from .divergences import DIVERGENCES
 from .privacy.base import DEFAULT, check_delta, check_epsilon
 from .privacy.distp import DistP, ProfilePrivacy, Side, XDistP
+from .privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
 from .privacy.ldp import ldp
 from .privacy.metric import MetricPrivacy
+from .privacy.target import FREE, ApproximateKnowledge, Target
 from .problem import SOLVERS, Problem
 
 TOP_KEYS = {"name", "description", "inputs", "outputs", "metric", "distributions", "mechanism",
@@ -288,26 +291,112 @@ def _build_metric(model, entry, key):
         raise exc.located(model.file, "metric")
 
 
+def _divergence(model: Model, entry: dict, key: str, delta: float) -> str:
+    """The entry's divergence name (default "max"), checked against the registry."""
+    name = entry.get("divergence", "max")
+    if not isinstance(name, str) or name not in DIVERGENCES:
+        raise model.error(f"unknown divergence {name!r}; expected one of: {', '.join(DIVERGENCES)}",
+                          f"{key}.divergence")
+    if delta and not DIVERGENCES[name].supports_delta:
+        raise model.error(f"delta applies only to divergence = \"max\" (D∞^δ), not to {name!r}",
+                          f"{key}.delta")
+    return name
+
+
 @register_notion("distp", {"epsilon", "delta", "pairs", "divergence"})
 def _build_distp(model, entry, key):
     eps = _epsilon(entry, model.file, key)
-    divergence = entry.get("divergence", "max")
-    if divergence != "max":
-        raise model.error(f"unknown divergence {divergence!r}; expected one of: max", f"{key}.divergence")
+    delta = _delta(entry, model.file, key)
+    divergence = _divergence(model, entry, key, delta)
     pairs = _sides(model, _name_pairs(entry.get("pairs"), model.file, f"{key}.pairs"), f"{key}.pairs")
-    return DistP(eps, pairs, _delta(entry, model.file, key))
+    if divergence == "max":
+        return DistP(eps, pairs, delta)
+    return DivergenceDistP(eps, pairs, divergence, delta)
 
 
-@register_notion("xdistp", {"epsilon", "delta", "pairs", "distance"})
+@register_notion("xdistp", {"epsilon", "delta", "pairs", "distance", "divergence"})
 def _build_xdistp(model, entry, key):
     eps = _epsilon(entry, model.file, key)
+    delta = _delta(entry, model.file, key)
+    divergence = _divergence(model, entry, key, delta)
     pairs = _sides(model, _name_pairs(entry.get("pairs"), model.file, f"{key}.pairs"), f"{key}.pairs")
     cost = model.input_distances(f"{key}.notion")
     distance = entry.get("distance", "w1")
     try:
-        return XDistP(eps, pairs, distance, cost, _delta(entry, model.file, key))
+        if divergence == "max":
+            return XDistP(eps, pairs, distance, cost, delta)
+        return DivergenceXDistP(eps, pairs, distance, cost, divergence, delta)
     except ProblemError as exc:
         raise ProblemError(exc.detail, file=model.file, key=f"{key}.{exc.key or 'distance'}")
+
+
+def _adjacency(model: Model, entry: dict, key: str):
+    """``adjacency = "all"`` (default: every pair of distinct inputs) or [[a, b], ...] labels."""
+    value = entry.get("adjacency", "all")
+    n = len(model.inputs)
+    if value == "all":
+        if n < 2:
+            raise model.error("needs at least two inputs", f"{key}.adjacency")
+        return np.triu_indices(n, 1)
+    if isinstance(value, str):
+        raise model.error(f"expected \"all\" or a list of [a, b] input label pairs, got {value!r}",
+                          f"{key}.adjacency")
+    pairs = _name_pairs(value, model.file, f"{key}.adjacency")
+    out = []
+    for a, b in pairs:
+        for label in (a, b):
+            if label not in model.inputs:
+                raise model.error(f"unknown input label '{label}'", f"{key}.adjacency")
+        if a == b:
+            raise model.error(f"pair [{a!r}, {b!r}] must name two different inputs", f"{key}.adjacency")
+        out.append((model.inputs.index(a), model.inputs.index(b)))
+    return out
+
+
+@register_notion("divergence-dp", {"epsilon", "delta", "divergence", "adjacency"})
+def _build_divergence_dp(model, entry, key):
+    eps = _epsilon(entry, model.file, key)
+    delta = _delta(entry, model.file, key)
+    divergence = _divergence(model, entry, key, delta)
+    return DivergenceDP(eps, divergence, _adjacency(model, entry, key), delta, model.inputs.labels)
+
+
+@register_notion("divergence-xdp", {"epsilon", "delta", "divergence", "adjacency"})
+def _build_divergence_xdp(model, entry, key):
+    eps = _epsilon(entry, model.file, key)
+    delta = _delta(entry, model.file, key)
+    divergence = _divergence(model, entry, key, delta)
+    distances = model.input_distances(f"{key}.notion")
+    return DivergenceXDP(eps, divergence, distances, _adjacency(model, entry, key), delta,
+                         model.inputs.labels)
+
+
+@register_notion("target", {"distribution"})
+def _build_target(model, entry, key):
+    if model.contexts is None:
+        raise model.error("a target constrains each context's output distribution: set [mechanism] "
+                          "contexts", f"{key}.notion")
+    value = entry.get("distribution")
+    k = f"{key}.distribution"
+    m = len(model.outputs)
+    if value is None:
+        raise model.error("missing 'distribution': a distribution name, \"uniform\", \"free\" or a "
+                          f"list of {m} probabilities over the outputs", k)
+    if value == FREE:
+        return Target(model.contexts, None, weights=model.weights)
+    if value == "uniform":
+        return Target(model.contexts, np.full(m, 1.0 / m), "uniform", model.weights)
+    if isinstance(value, list):
+        try:
+            mu = check_distribution(value, m, "target distribution over the outputs")
+        except ProblemError as exc:
+            raise model.error(exc.detail, k)
+        return Target(model.contexts, mu, "inline", model.weights)
+    mu = model.distribution(value, k)
+    if mu.size != m:
+        raise model.error(f"'{value}' has {mu.size} entries but the target is over the {m} outputs; "
+                          "give a list of probabilities over the outputs", k)
+    return Target(model.contexts, mu, value, model.weights)
 
 
 @register_notion("profile", {"epsilon", "edges"})
@@ -442,6 +531,12 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
         allowed, builder = NOTIONS[name]
         _no_unknown(entry, allowed | {"notion"}, file, f"{key}.")
         notions.append(builder(model, entry, key))
+    if model.extras.get("actual"):
+        if not any(isinstance(n, Target) for n in notions):
+            raise ProblemError("[mechanism] actual reports Theorem 3 of paper 003, which concerns coupling "
+                               "mechanisms: add a [[privacy]] notion = \"target\"", file=file,
+                               key="mechanism.actual")
+        notions.append(ApproximateKnowledge(model.contexts, model.extras["actual"]))
 
     table = _table(data, "objective", file, required=True)
     kind = table.get("kind")
@@ -480,9 +575,10 @@ def parse_model(data: dict, file: str) -> Model:
     metric = parse_metric(_table(data, "metric", file), inputs, file)
     distributions = parse_distributions(_table(data, "distributions", file), inputs, file)
     contexts, weights = None, None
+    extras: dict = {}
     mech = _table(data, "mechanism", file)
     if mech is not None:
-        _no_unknown(mech, {"contexts", "weights"}, file, "mechanism.")
+        _no_unknown(mech, {"contexts", "weights", "actual"}, file, "mechanism.")
         names = mech.get("contexts")
         if names is not None:
             if not isinstance(names, list) or not names or not all(isinstance(c, str) for c in names):
@@ -506,4 +602,21 @@ def parse_model(data: dict, file: str) -> Model:
                 weights = dict(zip(names, wv.tolist()))
         elif "weights" in mech:
             raise ProblemError("weights need contexts", file=file, key="mechanism.weights")
-    return Model(file, data, inputs, outputs, metric, distributions, contexts, weights)
+        if "actual" in mech:
+            extras["actual"] = _actual(mech["actual"], contexts, inputs, outputs, metric, distributions,
+                                       data, file)
+    return Model(file, data, inputs, outputs, metric, distributions, contexts, weights, extras)
+
+
+def _actual(value, contexts, inputs, outputs, metric, distributions, data, file) -> dict[str, np.ndarray]:
+    """``[mechanism] actual``: per context, the distribution inputs really follow (the contexts'
+    own distributions are what the mechanisms are built from; paper 003, Theorem 3)."""
+    key = "mechanism.actual"
+    if contexts is None:
+        raise ProblemError("actual distributions need contexts", file=file, key=key)
+    if (not isinstance(value, list) or len(value) != len(contexts)
+            or not all(isinstance(v, str) for v in value)):
+        raise ProblemError(f"expected {len(contexts)} distribution names, one per context (the "
+                           "distribution its inputs actually follow)", file=file, key=key)
+    probe = Model(file, data, inputs, outputs, metric, distributions, None, None)
+    return {c: probe.distribution(v, key) for c, v in zip(contexts, value)}

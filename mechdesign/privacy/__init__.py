@@ -4,6 +4,10 @@ from .base import AUDIT_TOL, Audit, Notion
 from .distp import DistP, ProfilePrivacy, Side, XDistP
 from .ldp import LDP, ApproxLDP, ldp
 from .metric import MetricPrivacy
+from .divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
+from .target import ApproximateKnowledge, Target
 
 __all__ = ["AUDIT_TOL", "Audit", "Notion", "DistP", "ProfilePrivacy", "Side", "XDistP", "LDP",
            "ApproxLDP", "ldp", "MetricPrivacy"]
+__all__ += ["DivergenceDistP", "DivergenceDP", "DivergenceXDistP", "DivergenceXDP",
+            "ApproximateKnowledge", "Target"]

@@ -1,0 +1,291 @@
+"""Divergence privacy notions (paper 003, §III): a divergence D in place of the DP ratio.
+
+* :class:`DivergenceDP` — (ε, D)-DP over an adjacency Φ of inputs (Def. 9):
+  D(K[x] ‖ K[x']) <= ε and D(K[x'] ‖ K[x]) <= ε for every (x, x') in Φ;
+* :class:`DivergenceXDP` — (ε, d, D)-XDP (Def. 10): the bound is ε·d(x, x');
+* :class:`DivergenceDistP` — (ε, D)-DistP (Def. 11): D(λ K ‖ λ' K) <= ε both ways for every
+  pair (λ, λ') to hide;
+* :class:`DivergenceXDistP` — (ε, W, D)-XDistP (Def. 12): the bound is ε·W(λ, λ') with W = W1,
+  W∞ or TV over the ground metric.
+
+Every notion works with per-context mechanisms too (Def. 15): DistP pairs compare
+λ_s K_s with λ_s' K_s' (each :class:`~mechdesign.privacy.distp.Side` names its mechanism), and the
+point notions constrain every context's matrix. D is any entry of
+:mod:`mechdesign.divergences`; conic divergences (KL, reverse KL, χ², Hellinger) make the problem
+conic (``linear`` False: Clarabel, SCS as fallback); the audit recomputes D on the returned
+matrices in float64.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..divergences import Divergence, divergence as lookup
+from ..errors import ProblemError
+from .base import (
+    AUDIT_TOL,
+    MAX_LOG_COEFFICIENT,
+    Audit,
+    Notion,
+    check_delta,
+    check_epsilon,
+    hockey_stick,
+)
+from .distp import DistP, Side
+
+
+def _resolve(div, delta: float) -> Divergence:
+    d = lookup(div)
+    if delta and not d.supports_delta:
+        raise ProblemError(f"delta applies only to the max divergence (D∞^δ), not to '{d.name}'",
+                           key="delta")
+    return d
+
+
+def _levels(div: Divergence, p: np.ndarray, q: np.ndarray, delta: float, eps: np.ndarray) -> np.ndarray:
+    """Per row: D(p ‖ q), or for D∞^δ (δ > 0) the hockey-stick δ reached at the row's ε."""
+    if delta > 0:
+        return hockey_stick(p, q, eps)
+    return np.atleast_1d(div.value(p, q))
+
+
+def _per_unit(levels: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """level / width, with 0/0 = 0 and x/0 = ∞ (x > AUDIT_TOL)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(widths > 0, levels / np.where(widths > 0, widths, 1.0),
+                       np.where(levels <= AUDIT_TOL, 0.0, np.inf))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# point notions: divergence DP (Def. 9) and divergence XDP (Def. 10)
+
+class DivergenceDP(Notion):
+    """(ε, D)-DP w.r.t. an adjacency Φ (paper 003, Def. 9).
+
+    Parameters
+    ----------
+    epsilon : float
+    divergence : str or Divergence
+        ``max`` (with ``delta``: (ε, δ)-DP, Prop. 1), ``kl``, ``reverse-kl``, ``tv``, ``chi2``,
+        ``hellinger``.
+    adjacency : (i, j) index arrays or a sequence of index pairs
+        The adjacent input pairs; each pair is constrained in both directions.
+    delta : float
+        δ of D∞^δ (max divergence only).
+    labels : sequence of str, optional
+        Input labels, used to name the worst pair in the certificate.
+
+    With per-context mechanisms every context's matrix must satisfy it.
+    """
+
+    name = "divergence-dp"
+
+    def __init__(self, epsilon: float, divergence, adjacency, delta: float = 0.0,
+                 labels: Sequence[str] | None = None):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.divergence = _resolve(divergence, self.delta)
+        i, j = _pairs(adjacency)
+        if i.size == 0:
+            raise ProblemError("needs at least one adjacent pair of distinct inputs", key="adjacency")
+        # both directions of every pair
+        self.i, self.j = np.concatenate([i, j]), np.concatenate([j, i])
+        self.labels = list(labels) if labels is not None else None
+        self._lp = np.ones(self.i.size, dtype=bool)
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return self.divergence.linear
+
+    @property
+    def pure(self) -> bool:  # type: ignore[override]
+        return self.divergence.name == "max" and self.delta == 0
+
+    def scales(self) -> np.ndarray:
+        """Per directed pair, the factor on ε (1 here; d(x, x') for XDP)."""
+        return np.ones(self.i.size)
+
+    def constraints(self, K):
+        scales = self.scales()
+        div = self.divergence
+        if div.name == "max" and self.delta == 0:
+            # keep the LP well scaled (DESIGN §4): huge e^{εd} coefficients are left out; the
+            # certificate's mixing step restores them and the LP value is then a lower bound
+            self._lp = self.epsilon * scales <= MAX_LOG_COEFFICIENT
+            self.relaxed = not bool(np.all(self._lp))
+        keep = self._lp
+        i, j, s = self.i[keep], self.j[keep], scales[keep]
+        if i.size == 0:
+            return []
+        c = self.coefficient("divergence_bound", lambda eps: div.coefficient(eps * s))
+        out = []
+        for var in K.values():
+            out += div.constraints(var[i, :], var[j, :], c, self.delta)
+        return out
+
+    def levels(self, k: np.ndarray) -> np.ndarray:
+        """Per directed pair: D(K[x] ‖ K[x']) (or the hockey-stick δ at ε·scale when δ > 0)."""
+        return _levels(self.divergence, k[self.i], k[self.j], self.delta, self.epsilon * self.scales())
+
+    def achieved_levels(self, k: np.ndarray) -> np.ndarray:
+        """Per directed pair, the level compared with the request (ε, or δ when δ > 0)."""
+        return self.levels(k)
+
+    def _pair_name(self, t: int) -> str:
+        a, b = int(self.i[t]), int(self.j[t])
+        if self.labels is not None:
+            return f"{self.labels[a]}~{self.labels[b]}"
+        return f"{a}~{b}"
+
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
+        worst, where = -1.0, ("", 0)
+        for key, k in mechs.items():
+            lv = self.achieved_levels(k)
+            t = int(np.argmax(lv))
+            if lv[t] > worst:
+                worst, where = float(lv[t]), (key, t)
+        detail = {"worst_pair": self._pair_name(where[1]), "context": where[0]}
+        requested = {"epsilon": self.epsilon, "divergence": self.divergence.name}
+        if self.delta > 0:
+            requested["delta"] = self.delta
+            return Audit(self.name, requested, {"epsilon": self.epsilon, "delta": worst},
+                         worst <= self.delta + AUDIT_TOL, detail)
+        return Audit(self.name, requested, {"epsilon": worst}, worst <= self.epsilon + AUDIT_TOL, detail)
+
+
+class DivergenceXDP(DivergenceDP):
+    """(ε, d, D)-XDP (paper 003, Def. 10): D(K[x] ‖ K[x']) <= ε·d(x, x') for adjacent pairs
+    (both directions). The audit reports max over pairs of D / d as the achieved ε."""
+
+    name = "divergence-xdp"
+
+    def __init__(self, epsilon: float, divergence, distances: np.ndarray, adjacency=None,
+                 delta: float = 0.0, labels: Sequence[str] | None = None):
+        d = np.asarray(distances, dtype=float)
+        if adjacency is None:
+            adjacency = np.triu_indices(d.shape[0], 1)
+        super().__init__(epsilon, divergence, adjacency, delta, labels)
+        self.distances = d
+        self._scales = d[self.i, self.j]
+
+    def scales(self):
+        return self._scales
+
+    def achieved_levels(self, k):
+        lv = self.levels(k)
+        return lv if self.delta > 0 else _per_unit(lv, self._scales)
+
+
+def _pairs(adjacency) -> tuple[np.ndarray, np.ndarray]:
+    """Unordered distinct pairs (i, j) as two index arrays, duplicates removed."""
+    if isinstance(adjacency, tuple) and len(adjacency) == 2 and np.ndim(adjacency[0]) == 1:
+        i, j = np.asarray(adjacency[0], int), np.asarray(adjacency[1], int)
+    else:
+        arr = np.asarray(list(adjacency), dtype=int).reshape(-1, 2)
+        i, j = arr[:, 0], arr[:, 1]
+    keep = i != j
+    lo, hi = np.minimum(i[keep], j[keep]), np.maximum(i[keep], j[keep])
+    uniq = np.unique(np.stack([lo, hi], axis=1), axis=0) if lo.size else np.zeros((0, 2), int)
+    return uniq[:, 0], uniq[:, 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# distribution notions: divergence DistP (Def. 11) and divergence XDistP (Def. 12)
+
+class DivergenceDistP(DistP):
+    """(ε, D)-DistP over pairs of distributions (paper 003, Def. 11; with per-context mechanisms
+    Def. 15): D(λ_a K_a ‖ λ_b K_b) <= ε and D(λ_b K_b ‖ λ_a K_a) <= ε for every pair.
+
+    With ``divergence = "max"`` this is the core :class:`~mechdesign.privacy.distp.DistP`
+    ((ε, δ)-DistP through D∞^δ); the other divergences relax it (KL <= D∞, Prop. 10).
+    """
+
+    name = "distp"
+
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[Side, Side]], divergence="kl",
+                 delta: float = 0.0):
+        super().__init__(epsilon, pairs, delta)
+        self.divergence = _resolve(divergence, self.delta)
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return self.divergence.linear
+
+    @property
+    def pure(self) -> bool:  # type: ignore[override]
+        return self.divergence.name == "max" and self.delta == 0
+
+    def constraints(self, K):
+        div = self.divergence
+        out = []
+        for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
+            pa = a.distribution @ K[a.key]
+            pb = b.distribution @ K[b.key]
+            c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
+            out += div.constraints(pa, pb, c, self.delta) + div.constraints(pb, pa, c, self.delta)
+        return out
+
+    def levels(self, mechs):
+        """Per pair: max of D both ways (or the hockey-stick δ at the pair's ε when δ > 0)."""
+        out = []
+        for (p, q), eps in zip(self._outputs(mechs), self.pair_epsilons()):
+            both = _levels(self.divergence, np.stack([p, q]), np.stack([q, p]), self.delta,
+                           np.array([eps, eps]))
+            out.append(float(both.max()))
+        return np.asarray(out, dtype=float)
+
+    def _requested(self) -> dict:
+        req = {"epsilon": self.epsilon, "divergence": self.divergence.name}
+        if self.delta > 0:
+            req["delta"] = self.delta
+        return req
+
+    def audit(self, mechs):
+        levels = self.levels(mechs)
+        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
+        worst = int(np.argmax(levels))
+        detail = {"worst_pair": names[worst]}
+        if self.delta > 0:
+            return Audit(self.name, self._requested(), {"epsilon": self.epsilon, "delta": float(levels.max())},
+                         bool(levels.max() <= self.delta + AUDIT_TOL), detail)
+        achieved = float(levels.max())
+        return Audit(self.name, self._requested(), {"epsilon": achieved},
+                     achieved <= self.epsilon + AUDIT_TOL, detail)
+
+
+class DivergenceXDistP(DivergenceDistP):
+    """(ε, W, D)-XDistP (paper 003, Def. 12): D(λ_a K_a ‖ λ_b K_b) <= ε·W(λ_a, λ_b), both ways,
+    W = W1 (``w1``), W∞ (``winf``) or total variation (``tv``) over the ground metric of the
+    inputs. The audit reports the achieved ε as max over pairs of D / W."""
+
+    name = "xdistp"
+    DISTANCES = ("w1", "winf", "tv")
+
+    def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, divergence="kl",
+                 delta: float = 0.0):
+        super().__init__(epsilon, pairs, divergence, delta)
+        if distance not in self.DISTANCES:
+            raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(self.DISTANCES)}",
+                               key="distance")
+        from ..coupling import distance as distribution_distance
+
+        self.distance = distance
+        self.widths = np.array([float(distribution_distance(a.distribution, b.distribution, distance, cost=cost))
+                                for a, b in self.pairs])
+
+    def pair_scales(self):
+        return self.widths
+
+    def audit(self, mechs):
+        levels = self.levels(mechs)
+        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
+        detail = {"distance": self.distance, "widths": dict(zip(names, self.widths.tolist()))}
+        if self.delta > 0:
+            return Audit(self.name, self._requested(), {"epsilon": self.epsilon, "delta": float(levels.max())},
+                         bool(levels.max() <= self.delta + AUDIT_TOL), detail)
+        achieved = float(_per_unit(levels, self.widths).max())
+        return Audit(self.name, self._requested(), {"epsilon": achieved},
+                     achieved <= self.epsilon + AUDIT_TOL, detail)

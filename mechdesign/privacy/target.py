@@ -1,0 +1,209 @@
+"""Target output distributions (coupling mechanisms) and approximate knowledge.
+
+:class:`Target` — problem-file ``notion = "target"``: every context's output distribution equals
+one target, λ_s K_s = μ for all s (paper 003, §VI-B: a mechanism that produces μ whatever the
+context leaks nothing about which λ_s its input came from, Def. 15 with ε = 0 for every
+divergence). With ``distribution = "free"`` the LP chooses μ too: minimising expected loss
+then gives a W1 barycenter of the contexts' distributions (DESIGN §5).
+
+:class:`ApproximateKnowledge` — the certificate line of paper 003's Theorem 3: the mechanism was
+built from distributions λ̂_s, inputs actually follow λ_s. It audits D∞, KL and every f-divergence
+DistP between the actual output distributions λ_s K_s and reports next to them the bounds
+Theorem 3 guarantees for a coupling mechanism with ε = max_s D∞(λ̂_s ‖ λ_s) ∨ D∞(λ_s ‖ λ̂_s).
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..divergences import DIVERGENCES, divergence as lookup, max_divergence
+from ..errors import ProblemError
+from .base import AUDIT_TOL, Audit, Notion
+
+FREE = "free"
+
+
+class Target(Notion):
+    """λ_s K_s = μ for every context s (coupling mechanisms, paper 003 Def. 16 / Def. 18).
+
+    Parameters
+    ----------
+    contexts : mapping name -> λ_s
+        The distribution each context's mechanism is built from (λ̂_s in Theorem 3).
+    distribution : array over the outputs, or None
+        The target μ; None leaves it free (one common μ chosen by the optimiser).
+    label : str
+        The target's name, for the certificate.
+    weights : mapping name -> weight, optional
+        Context weights, used to average the outputs into the free target when repairing.
+    """
+
+    name = "target"
+
+    def __init__(self, contexts: Mapping[str, np.ndarray], distribution: np.ndarray | None = None,
+                 label: str = "mu", weights: Mapping[str, float] | None = None):
+        if not contexts:
+            raise ProblemError("a target needs at least one mechanism context", key="mechanism.contexts")
+        self.contexts = {k: np.asarray(v, dtype=float) for k, v in contexts.items()}
+        self.mu = None if distribution is None else np.asarray(distribution, dtype=float)
+        self.label = label if distribution is not None else FREE
+        w = weights or {k: 1.0 for k in self.contexts}
+        total = float(sum(w[k] for k in self.contexts))
+        self.weights = {k: float(w[k]) / total for k in self.contexts}
+        self.found: np.ndarray | None = self.mu
+
+    @property
+    def free(self) -> bool:
+        return self.mu is None
+
+    def keys(self, available):
+        return list(self.contexts)
+
+    def constraints(self, K):
+        if not self.free:
+            return [lam @ K[s] == self.mu for s, lam in self.contexts.items()]
+        names = list(self.contexts)
+        first = self.contexts[names[0]] @ K[names[0]]
+        return [self.contexts[s] @ K[s] == first for s in names[1:]]
+
+    def outputs(self, mechs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """λ_s K_s per context."""
+        return {s: lam @ mechs[s] for s, lam in self.contexts.items()}
+
+    def target_of(self, mechs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """μ, or for a free target the weighted mean of the contexts' outputs."""
+        if not self.free:
+            return self.mu
+        outs = self.outputs(mechs)
+        return sum(self.weights[s] * o for s, o in outs.items())
+
+    def deviations(self, mechs) -> dict[str, float]:
+        """Per context, max_y |λ_s K_s − μ|_y."""
+        mu = self.target_of(mechs)
+        return {s: float(np.abs(o - mu).max()) for s, o in self.outputs(mechs).items()}
+
+    def audit(self, mechs):
+        dev = self.deviations(mechs)
+        worst = max(dev.values())
+        detail = {"deviations": dev}
+        if self.free:
+            detail["mu"] = self.target_of(mechs)
+        return Audit(self.name, {"distribution": self.label, "deviation": 0.0}, {"deviation": worst},
+                     worst <= AUDIT_TOL, detail)
+
+    def repair(self, mechs):
+        """Make every λ_s K_s equal μ exactly (the solver meets equalities only to tolerance).
+
+        With γ = diag(λ_s) K_s: scale down the columns where γ carries more than μ, then give the
+        freed row mass to the columns that lack mass, in proportion: one exact step,
+        γ' = γ·diag(min(1, μ/c)) + d eᵀ/Σe with c the column sums, e the column deficits and d
+        the freed row mass (Σd = Σe = 1 − Σ min(c, μ)). Rows with λ_s[x] = 0 are untouched.
+        """
+        mu = self.target_of(mechs)
+        self.found = mu
+        out = {}
+        for s, lam in self.contexts.items():
+            out[s] = match_target(mechs[s], lam, mu)
+        return out
+
+    def neutral_row(self, n_outputs):
+        if self.found is not None and self.found.size == n_outputs:
+            return self.found
+        return None
+
+
+def match_target(k: np.ndarray, lam: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The matrix closest in kind to ``k`` whose output distribution λK is exactly μ (see
+    :meth:`Target.repair`)."""
+    rows = lam > 0
+    if not rows.any():
+        return k
+    gamma = lam[rows, None] * k[rows]
+    c = gamma.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(c > mu, mu / np.where(c > 0, c, 1.0), 1.0)
+    gamma = gamma * scale[None, :]
+    deficit = np.maximum(mu - gamma.sum(axis=0), 0.0)
+    freed = np.maximum(lam[rows] - gamma.sum(axis=1), 0.0)
+    if deficit.sum() > 0 and freed.sum() > 0:
+        gamma = gamma + freed[:, None] * (deficit / deficit.sum())[None, :]
+    out = k.copy()
+    out[rows] = gamma / gamma.sum(axis=1, keepdims=True)
+    return out
+
+
+class ApproximateKnowledge(Notion):
+    """Theorem 3 of paper 003 as a certificate line (adds no constraint).
+
+    Parameters
+    ----------
+    built : mapping context -> λ̂_s
+        The distributions the mechanisms were built from.
+    actual : mapping context -> λ_s
+        The distributions inputs actually follow.
+    divergences : sequence of str
+        Divergences to audit (default: D∞ and every registered f-divergence).
+
+    The audit computes the knowledge error ε = max_s max(D∞(λ̂_s ‖ λ_s), D∞(λ_s ‖ λ̂_s)) and, for
+    each divergence D, the achieved DistP level max over ordered context pairs (s, s') of
+    D(λ_s K_s ‖ λ_s' K_s'); ``requested`` holds the Theorem 3 bounds (2ε for D∞, 2εe^ε for KL,
+    e^ε f(e^{2ε}) for the others) and the line holds when no achieved value exceeds its bound.
+    The theorem assumes a coupling mechanism (λ̂_s K_s = μ for all s): problem files may use this
+    line only together with a ``target``.
+    """
+
+    name = "approximate-knowledge"
+
+    def __init__(self, built: Mapping[str, np.ndarray], actual: Mapping[str, np.ndarray],
+                 divergences: Sequence[str] | None = None):
+        if set(built) != set(actual):
+            raise ProblemError("built-from and actual distributions must name the same contexts",
+                               key="mechanism.actual")
+        self.built = {k: np.asarray(v, dtype=float) for k, v in built.items()}
+        self.actual = {k: np.asarray(actual[k], dtype=float) for k in self.built}
+        self.divergences = [lookup(d) for d in (divergences or list(DIVERGENCES))]
+
+    def keys(self, available):
+        return list(self.built)
+
+    def constraints(self, K):
+        return []
+
+    def knowledge_epsilon(self) -> float:
+        """max_s max(D∞(λ̂_s ‖ λ_s), D∞(λ_s ‖ λ̂_s)): the ε of Theorem 3's assumption."""
+        return float(max(max(max_divergence(self.built[s], self.actual[s]),
+                             max_divergence(self.actual[s], self.built[s])) for s in self.built))
+
+    def achieved(self, mechs) -> dict[str, float]:
+        """Per divergence, max over ordered context pairs of D(λ_s K_s ‖ λ_s' K_s')."""
+        outs = {s: lam @ mechs[s] for s, lam in self.actual.items()}
+        pairs = list(permutations(outs, 2))
+        out = {}
+        for div in self.divergences:
+            if not pairs:
+                out[div.name] = 0.0
+                continue
+            p = np.stack([outs[a] for a, _ in pairs])
+            q = np.stack([outs[b] for _, b in pairs])
+            out[div.name] = float(np.max(div.value(p, q)))
+        return out
+
+    def bounds(self) -> dict[str, float]:
+        eps = self.knowledge_epsilon()
+        return {div.name: div.theorem3_bound(eps) for div in self.divergences}
+
+    def audit(self, mechs):
+        eps = self.knowledge_epsilon()
+        achieved = self.achieved(mechs)
+        bounds = self.bounds()
+        holds = all(achieved[k] <= bounds[k] + AUDIT_TOL for k in achieved)
+        detail = {"knowledge_epsilon": eps, "theorem": "paper 003, Theorem 3"}
+        if "kl" in bounds:
+            detail["kl_f_form_bound"] = lookup("kl").f_form_bound(eps)
+        built_out = {s: lam @ mechs[s] for s, lam in self.built.items()}
+        mean = np.mean(list(built_out.values()), axis=0)
+        detail["coupling_deviation"] = float(max(np.abs(o - mean).max() for o in built_out.values()))
+        return Audit(self.name, bounds, achieved, holds, detail)
