@@ -49,6 +49,9 @@ class Program:
     variables: dict[str, cp.Variable]
     linear: bool
     build_seconds: float
+    #: A cvxpy Solver instance used in place of cp.HIGHS for LPs (None: cp.HIGHS). Sweeps set a
+    #: HiGHS interface that starts each simplex from the previous point's basis.
+    highs: object = None
 
 
 @dataclass
@@ -162,7 +165,7 @@ class Problem:
 
 
 def _highs(program: Program, verbose: bool):
-    program.problem.solve(solver=cp.HIGHS, verbose=verbose, **HIGHS_OPTIONS)
+    program.problem.solve(solver=program.highs or cp.HIGHS, verbose=verbose, **HIGHS_OPTIONS)
 
 
 def _conic(name: str) -> Callable:
