@@ -27,15 +27,15 @@ min_{γ ∈ cp(λ_s, μ)} ⟨γ, L⟩ with weight w_s (the same optimum, much fa
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from .errors import ProblemError
 from .mechanism import check_distribution
 from .objectives import ExpectedLoss
-from .problem import register_special_solver
 from .privacy.target import ApproximateKnowledge, Target
+from .problem import register_special_solver
 
 
 def _dense(gamma) -> np.ndarray:

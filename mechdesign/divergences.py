@@ -28,8 +28,8 @@ Adding an f-divergence is one :class:`Divergence` entry in :data:`DIVERGENCES`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import cvxpy as cp
 import numpy as np

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .divergences import DIVERGENCES
 from .domain import Domain
 from .errors import ProblemError
 from .mechanism import check_distribution
@@ -27,7 +28,6 @@ from .objectives import (
     hamming_loss,
     off_diagonal_mask,
 )
-from .divergences import DIVERGENCES
 from .privacy.base import DEFAULT, check_delta, check_epsilon
 from .privacy.distp import DistP, ProfilePrivacy, Side, XDistP
 from .privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP

@@ -12,7 +12,7 @@ import mechdesign
 from mechdesign.divergences import DIVERGENCES, divergence
 from mechdesign.domain import Domain
 from mechdesign.metrics import Metric
-from mechdesign.objectives import ExpectedLoss, ErrorProbability, hamming_loss
+from mechdesign.objectives import ExpectedLoss
 from mechdesign.privacy import (
     LDP,
     DistP,
@@ -235,7 +235,7 @@ def test_bad_divergence_entries_exit_with_code_2_and_a_clear_message(tmp_path, r
     lines += ["[objective]", 'kind = "expected-loss"', 'prior = "P"']
     path = tmp_path / "bad.toml"
     path.write_text("\n".join(lines))
-    code, out, err = run_cli("solve", path)
+    code, _out, err = run_cli("solve", path)
     assert code == 2
     flat = " ".join(err.split())
     assert f"key '{key}'" in flat and message in flat and str(path.name) in flat

@@ -143,11 +143,10 @@ def test_theorem3_audited_divergences_never_exceed_the_bounds_under_perturbed_kn
     eps = max(max(divergence("max").value(built[s], actual[s]), divergence("max").value(actual[s], built[s]))
               for s in built)
     outs = {s: actual[s] @ mechs[s] for s in built}
-    for a in outs:
-        for b in outs:
+    for a, p in outs.items():
+        for b, q in outs.items():
             if a == b:
                 continue
-            p, q = outs[a], outs[b]
             assert divergence("max").value(p, q) <= 2 * eps + 1e-12                    # part 1
             assert divergence("kl").value(p, q) <= 2 * eps * np.exp(eps) + 1e-12        # part 2
             for name in F_DIVERGENCES:                                                 # part 3

@@ -2,9 +2,9 @@
 
 from .base import AUDIT_TOL, Audit, Notion
 from .distp import DistP, ProfilePrivacy, Side, XDistP
+from .divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
 from .ldp import LDP, ApproxLDP, ldp
 from .metric import MetricPrivacy
-from .divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
 from .target import ApproximateKnowledge, Target
 
 __all__ = ["AUDIT_TOL", "Audit", "Notion", "DistP", "ProfilePrivacy", "Side", "XDistP", "LDP",

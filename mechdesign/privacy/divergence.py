@@ -18,11 +18,12 @@ matrices in float64.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..divergences import Divergence, divergence as lookup
+from ..divergences import Divergence
+from ..divergences import divergence as lookup
 from ..errors import ProblemError
 from .base import (
     AUDIT_TOL,

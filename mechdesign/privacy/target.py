@@ -14,12 +14,13 @@ Theorem 3 guarantees for a coupling mechanism with ε = max_s D∞(λ̂_s ‖ λ
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from itertools import permutations
-from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..divergences import DIVERGENCES, divergence as lookup, max_divergence
+from ..divergences import DIVERGENCES, max_divergence
+from ..divergences import divergence as lookup
 from ..errors import ProblemError
 from .base import AUDIT_TOL, Audit, Notion
 
