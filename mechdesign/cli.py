@@ -49,6 +49,9 @@ def _baseline(problem, name: str) -> dict:
 
 def cmd_solve(args, console: Console) -> int:
     problem = load_problem(args.file)
+    if getattr(args, "plot", None):
+        from .plots import _pyplot
+        _pyplot()  # fail fast (exit 2) when matplotlib is missing
     extra = [_baseline(problem, b) for b in (args.baseline or [])]
     with console.status(f"solving {problem.name} ...", spinner="dots") if not args.json else _Null():
         result = problem.solve()
@@ -56,6 +59,9 @@ def cmd_solve(args, console: Console) -> int:
         result.extra["baselines"] = extra
     if args.out:
         result.write(args.out)
+    if getattr(args, "plot", None):
+        from .plots import plot_mechanisms
+        plot_mechanisms(result, args.plot)
     if args.json:
         print(result.to_json())
     else:
@@ -63,6 +69,8 @@ def cmd_solve(args, console: Console) -> int:
         print_result(result, console, extra)
         if args.out:
             console.print(f"wrote {args.out}")
+        if getattr(args, "plot", None):
+            console.print(f"wrote {args.plot}")
     return EXIT_OK if result.status == "optimal" else EXIT_FAIL
 
 
@@ -109,6 +117,142 @@ def cmd_audit(args, console: Console) -> int:
     return EXIT_OK if holds else EXIT_FAIL
 
 
+# --- compare and sweep (issue 5) -----------------------------------------------------------
+
+def _users(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of users (e.g. 100000 or 1e6), got {text!r}")
+    if not value.is_integer() or not 1 <= value <= 2**62:
+        raise argparse.ArgumentTypeError(f"expected a whole number of users in [1, 2^62], got {text!r}")
+    return int(value)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def cmd_compare(args, console: Console) -> int:
+    from .compare import compare, fmt_mean_std, parse_baselines
+    from .render import fmt, levels
+
+    names = parse_baselines(args.baselines) if args.baselines is not None else None
+    problem = load_problem(args.file)
+    if args.measure not in ("tv", "l1", "l2", "emd"):
+        raise ProblemError(f"unknown measure '{args.measure}'; expected tv, l1, l2 or emd", key="--measure")
+    quiet = args.json
+    with (console.status("comparing ...", spinner="dots") if not quiet else _Null()) as status:
+        def note(msg):
+            if not quiet:
+                status.update(msg)
+        comparison = compare(problem, names, users=args.users, trials=args.trials, seed=args.seed,
+                             calibrate=not args.native, prior=args.prior, progress=note)
+    data = comparison.to_dict()
+    if args.out:
+        write_json_atomic(args.out, data)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        from rich.table import Table
+
+        title = (f"{problem.name}: {problem.objective.kind}, ε = {fmt(comparison.epsilon)}"
+                 + (" (baselines calibrated to the problem's constraints)" if not args.native else ""))
+        table = Table(title=title, title_justify="left")
+        for col in ("mechanism", "ε used", "objective", "privacy achieved", "holds"):
+            table.add_column(col)
+        if args.users:
+            table.add_column(f"Inv {args.measure.upper()}")
+            table.add_column(f"IBU {args.measure.upper()}")
+        for r in comparison.rows:
+            if r.status == "n/a":
+                cells = [r.name, "-", "n/a", r.note, "-"]
+            else:
+                privacy = "-" if r.certificate is None else "; ".join(levels(a.achieved) for a in r.certificate)
+                holds = "-" if r.holds is None else ("[green]yes[/]" if r.holds else "[red]NO[/]")
+                cells = [r.name, fmt(r.epsilon), fmt(r.objective), privacy or "(no constraints)", holds]
+            if args.users:
+                cells += [fmt_mean_std(r.estimation, "inv", args.measure),
+                          fmt_mean_std(r.estimation, "ibu", args.measure)]
+            table.add_row(*cells)
+        console.print(table)
+        for r in comparison.rows:
+            if r.status not in ("n/a", "ok", "optimal") or (r.note and r.status != "n/a"):
+                console.print(f"  {r.name}: {r.status}{' - ' + r.note if r.note else ''}")
+        if args.users:
+            console.print(f"  estimation: {args.users} users x {args.trials} trials (seed {args.seed}), "
+                          f"mean ± std of the {args.measure.upper()} between λ and its estimate")
+        if args.out:
+            console.print(f"wrote {args.out}")
+    design = comparison.rows[0]
+    return EXIT_OK if design.status == "optimal" else EXIT_FAIL
+
+
+def cmd_sweep(args, console: Console) -> int:
+    from .compare import parse_baselines
+    from .sweep import parse_range, sweep, sweepable
+
+    epsilons = parse_range(args.epsilon)
+    names = parse_baselines(args.baselines) if args.baselines is not None else []
+    if args.plot:
+        from .plots import _pyplot
+        _pyplot()  # fail fast (exit 2) when matplotlib is missing
+    problem = load_problem(args.file)
+    sweepable(problem)
+    if args.json:
+        result = sweep(problem, epsilons, baselines=names, calibrate=not args.native)
+    else:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        with Progress(TextColumn("sweeping {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            task = bar.add_task(problem.name, total=len(epsilons))
+
+            def advance(i, n, point):
+                bar.update(task, completed=i, description=f"{problem.name} (ε = {point.epsilon:.4g})")
+            result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, progress=advance)
+    data = result.to_dict()
+    if args.out:
+        write_json_atomic(args.out, data)
+    if args.plot:
+        from .plots import plot_sweep
+        plot_sweep(result, args.plot)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        from rich.table import Table
+
+        from .render import fmt
+        table = Table(title=f"{problem.name}: {problem.objective.kind} against ε", title_justify="left")
+        for col in ("ε", "status", "objective", *names, "seconds"):
+            table.add_column(col)
+        for i, p in enumerate(result.points):
+            colour = "green" if p.result.status == "optimal" else "red"
+            base = [fmt(result.baselines[n][i]["objective"]) for n in names]
+            table.add_row(f"{p.epsilon:.6g}", f"[{colour}]{p.result.status}[/]", fmt(p.result.objective),
+                          *base, f"{p.seconds:.3f}")
+        console.print(table)
+        console.print(f"  {len(result.points)} points in {result.seconds:.2f} s; program compiled "
+                      f"{result.compiles} time(s)")
+        if args.out:
+            console.print(f"wrote {args.out}")
+        if args.plot:
+            console.print(f"wrote {args.plot}")
+    return EXIT_OK if all(p.result.status == "optimal" for p in result.points) else EXIT_FAIL
+
+
 class _Null:
     def __enter__(self):
         return self
@@ -127,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="write the JSON result to PATH (atomically)")
     p.add_argument("--baseline", action="append", metavar="NAME", choices=BASELINES,
                    help="also evaluate a baseline at the same ε (krr)")
+    p.add_argument("--plot", metavar="PNG", help="draw the mechanism as a heat map (one per context; needs matplotlib)")
     p.set_defaults(run=cmd_solve)
 
     p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints")
@@ -134,6 +279,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problem", required=True, help="problem file whose constraints to check")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
+
+    p = sub.add_parser("compare", help="the optimal design next to baselines: objective, privacy, estimation error")
+    p.add_argument("file", help="problem file (TOML)")
+    p.add_argument("--baselines", metavar="NAMES",
+                   help="comma-separated: krr, geometric, exponential, planar-laplace, planar-geometric, rappor, "
+                        "oue, one-bit-cluster, smooth-one-bit, smooth-categorical, uniform, identity "
+                        "(default: all that apply)")
+    p.add_argument("--users", type=_users, metavar="N", help="simulate N users and estimate λ by Inv and IBU")
+    p.add_argument("--trials", type=_positive_int, default=10, metavar="T", help="simulated collections (default 10)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--measure", default="emd", metavar="M", help="error shown in the table: tv, l1, l2, emd (default)")
+    p.add_argument("--prior", metavar="NAME", help="distribution the simulated users' inputs follow "
+                   "(default: the contexts' distributions or the objective's prior)")
+    p.add_argument("--native", action="store_true",
+                   help="put each baseline at the problem's ε in its own notion instead of calibrating it "
+                        "to the problem's constraints")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
+    p.set_defaults(run=cmd_compare)
+
+    p = sub.add_parser("sweep", help="solve across ε (compiled once) and draw the privacy-utility curve")
+    p.add_argument("file", help="problem file (TOML)")
+    p.add_argument("--epsilon", required=True, metavar="START:STOP:COUNT", help="e.g. 0.1:2:20")
+    p.add_argument("--plot", metavar="PNG", help="objective against ε with the baselines' curves (needs matplotlib)")
+    p.add_argument("--baselines", metavar="NAMES", help="comma-separated baselines to draw alongside")
+    p.add_argument("--native", action="store_true", help="baselines at the swept ε in their own notion")
+    p.add_argument("--json", action="store_true", help="print the sweep as JSON")
+    p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
+    p.set_defaults(run=cmd_sweep)
     return parser
 
 
