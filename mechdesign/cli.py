@@ -31,11 +31,19 @@ def _baseline(problem, name: str) -> dict:
 
     if name == "krr":
         eps = [n.epsilon for n in problem.privacy if isinstance(n, LDP)]
-        if not eps:
-            raise ProblemError("--baseline krr needs an ε-LDP constraint in the problem", key="--baseline")
         if not problem.outputs.same_as(problem.inputs):
             raise ProblemError("--baseline krr needs the outputs to equal the inputs", key="--baseline")
-        mech = baselines.krr(problem.inputs, min(eps))
+        if eps:
+            mech = baselines.krr(problem.inputs, min(eps))
+        else:
+            # no LDP constraint: kRR calibrated to the problem's information bound (issue 4)
+            from .channels import krr_matching
+
+            mech = krr_matching(problem)
+            if mech is None:
+                raise ProblemError("--baseline krr needs an ε-LDP constraint or an information "
+                                   "bound (information, mutual-information, min-entropy)",
+                                   key="--baseline")
     else:
         raise ProblemError(f"unknown baseline '{name}'; expected one of: {', '.join(BASELINES)}",
                            key="--baseline")

@@ -32,6 +32,7 @@ from .privacy.base import DEFAULT, check_delta, check_epsilon
 from .privacy.distp import DistP, ProfilePrivacy, Side, XDistP
 from .privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
 from .privacy.ldp import ldp
+from .privacy.information import GVulnerability, InformationPrivacy, MinEntropy, MutualInformation
 from .privacy.metric import MetricPrivacy
 from .privacy.target import FREE, ApproximateKnowledge, Target
 from .problem import SOLVERS, Problem
@@ -412,6 +413,71 @@ def _build_profile(model, entry, key):
                 raise model.error(f"'{name}' is not a mechanism context; expected one of: "
                                   f"{', '.join(model.contexts)}", f"{key}.edges")
     return ProfilePrivacy(eps, edges, model.contexts)
+
+
+# information notions (issue 4): bounds in bits; with per-context mechanisms each context's
+# matrix is bounded, under that context's own distribution unless a prior is named
+
+def _info_priors(model, entry, key) -> tuple[dict[str, np.ndarray], str]:
+    value = entry.get("prior")
+    k = f"{key}.prior"
+    if value is None:
+        if model.contexts is not None:
+            return dict(model.contexts), "contexts"
+        value = "uniform"
+    if isinstance(value, list):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            raise model.error("expected a distribution name or a list of probabilities", k)
+        try:
+            pi = check_distribution(value, len(model.inputs), "prior")
+        except ProblemError as exc:
+            raise model.error(exc.detail, k)
+        return {c: pi for c in model.keys}, "inline"
+    return {c: model.distribution(value, k) for c in model.keys}, str(value)
+
+
+@register_notion("information", {"bits"})
+def _build_information(model, entry, key):
+    return InformationPrivacy(_epsilon(entry, model.file, key, "bits"))
+
+
+@register_notion("mutual-information", {"bits", "prior"})
+def _build_mutual_information(model, entry, key):
+    bits = _epsilon(entry, model.file, key, "bits")
+    priors, name = _info_priors(model, entry, key)
+    return MutualInformation(bits, priors, name)
+
+
+@register_notion("min-entropy", {"bits"})
+def _build_min_entropy(model, entry, key):
+    return MinEntropy(_epsilon(entry, model.file, key, "bits"))
+
+
+@register_notion("g-vulnerability", {"gain", "prior", "bound", "bits"})
+def _build_g_vulnerability(model, entry, key):
+    if ("bound" in entry) == ("bits" in entry):
+        raise model.error("give exactly one of 'bound' (largest posterior vulnerability) and 'bits' "
+                          "(largest multiplicative g-leakage)", f"{key}.bound")
+    gain = entry.get("gain", "identity")
+    n = len(model.inputs)
+    if isinstance(gain, list):
+        gain = _matrix(gain, model.file, f"{key}.gain")
+        if gain.shape[1] != n:
+            raise model.error(f"gain must have one column per input ({n}), got {gain.shape[1]}",
+                              f"{key}.gain")
+    elif gain != "identity":
+        raise model.error(f"expected \"identity\" or a matrix (guesses x inputs), got {gain!r}",
+                          f"{key}.gain")
+    priors, name = _info_priors(model, entry, key)
+    bound = bits = None
+    if "bits" in entry:
+        bits = _epsilon(entry, model.file, key, "bits")
+    else:
+        bound = _number(entry["bound"], model.file, f"{key}.bound")
+    try:
+        return GVulnerability(gain, priors, bound=bound, bits=bits, prior_name=name)
+    except ProblemError as exc:
+        raise model.error(exc.detail, f"{key}.{exc.key or 'bound'}")
 
 
 # ---------------------------------------------------------------------------------------------

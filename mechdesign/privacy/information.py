@@ -1,0 +1,286 @@
+"""Information-theoretic notions (DESIGN §2; paper 001; quantitative information flow).
+
+* :class:`InformationPrivacy` — ε-information privacy (paper 001, Def. 6): Shannon capacity
+  C(K) <= c bits, compiled exactly through the minimax identity C(K) = min_q max_x D(K[x] ‖ q):
+  an auxiliary q in the simplex over Y with D(K[x] ‖ q) <= c ln 2 for every x (exponential cone).
+* :class:`MutualInformation` — I(π; K) = Σ_x π_x D(K[x] ‖ πK) <= c bits under a prior π
+  (exponential cone; πK is affine in K).
+* :class:`MinEntropy` — min-entropy (multiplicative Bayes) capacity log2 Σ_y max_x K[x, y] <= c:
+  the LP t_y >= K[x, y], Σ_y t_y <= 2^c.
+* :class:`GVulnerability` — posterior g-vulnerability Σ_y max_w Σ_x π_x g(w, x) K[x, y] <= v
+  (Alvim et al., "Measuring information leakage using generalized gain functions", CSF 2012):
+  the LP t_y >= Σ_x π_x g(w, x) K[x, y] for all w, Σ_y t_y <= v. g = identity is Bayes
+  vulnerability; a bound in bits is a bound on the multiplicative g-leakage log2(V_g(π,K)/V_g(π)).
+
+Each audits the returned matrices with the solvers of :mod:`mechdesign.capacity` (the capacity
+audit reports both certified bounds and holds on the upper one). All four quantities are convex
+in K and vanish on data-independent channels, so each repairs a slightly violating matrix by
+mixing it with the uniform channel by the exact weight convexity prescribes. With per-context
+mechanisms every notion applies to each context's matrix.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import cvxpy as cp
+import numpy as np
+
+from ..capacity import LN2, _gain, _mi, shannon_capacity
+from ..errors import ProblemError
+from .base import AUDIT_TOL, Audit, Notion, check_epsilon
+
+#: gap of the capacity solves in audits (bits), below AUDIT_TOL
+CAPACITY_AUDIT_TOL = 1e-10
+
+
+def _bits(bits, key: str = "bits") -> float:
+    return check_epsilon(bits, key)
+
+
+def _mix_uniform(k: np.ndarray, t: float) -> np.ndarray:
+    t = min(max(t, 0.0), 1.0)
+    return (1.0 - t) * k + t / k.shape[1]
+
+
+def _broadcast_row(v, m: int):
+    """The (m, n) expression whose every row is the vector variable v."""
+    return np.ones((m, 1)) @ cp.reshape(v, (1, v.shape[0]), order="C")
+
+
+class _BitsNotion(Notion):
+    """A bound in bits; ``epsilon`` is the same number so ε-sweeps sweep the bound."""
+
+    linear = False
+
+    def __init__(self, bits: float):
+        self.epsilon = _bits(bits)
+
+    @property
+    def bits(self) -> float:
+        return self.epsilon
+
+    def _requested(self) -> dict:
+        return {"bits": self.bits}
+
+
+class InformationPrivacy(_BitsNotion):
+    """Shannon capacity <= c bits for every mechanism (paper 001, Def. 6).
+
+    Exact convex form: for each matrix K, a variable q in the simplex over Y with
+    Σ_y rel_entr(K[x, y], q_y) <= c ln 2 for every row x. Feasible q certifies
+    C(K) <= max_x D(K[x] ‖ q) <= c; conversely q = the capacity-achieving output distribution
+    is feasible whenever C(K) <= c.
+    """
+
+    name = "information"
+
+    def constraints(self, K):
+        out = []
+        bound = self.coefficient("nats", lambda c: c * LN2)
+        for var in K.values():
+            m, n = var.shape
+            q = cp.Variable(n, nonneg=True)
+            out += [cp.sum(q) == 1,
+                    cp.sum(cp.rel_entr(var, _broadcast_row(q, m)), axis=1) <= bound]
+        return out
+
+    def measure(self, k: np.ndarray):
+        return shannon_capacity(k, tol=CAPACITY_AUDIT_TOL, max_iter=20_000)
+
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
+        res = {key: self.measure(k) for key, k in mechs.items()}
+        worst = max(res, key=lambda key: res[key].upper)
+        r = res[worst]
+        detail = {"lower_bits": r.lower, "upper_bits": r.upper, "gap_bits": r.gap,
+                  "iterations": r.iterations}
+        if len(res) > 1:
+            detail["worst_context"] = worst
+            detail["contexts"] = {key: {"lower_bits": v.lower, "upper_bits": v.upper}
+                                  for key, v in res.items()}
+        return Audit(self.name, self._requested(), {"bits": r.upper},
+                     r.upper <= self.bits + AUDIT_TOL, detail)
+
+    def repair(self, mechs):
+        # C is convex in K and 0 on the uniform channel: C((1−t)K + tU) <= (1−t) C(K)
+        out = {}
+        for key, k in mechs.items():
+            up = self.measure(k).upper
+            out[key] = k if up <= self.bits else _mix_uniform(k, 1.0 - self.bits / up * (1 - 1e-10))
+        return out
+
+
+class MutualInformation(_BitsNotion):
+    """I(π; K) <= c bits under a prior π (one per mechanism key).
+
+    Compiled as Σ_x π_x Σ_y rel_entr(K[x, y], (πK)_y) <= c ln 2 over the rows with π_x > 0.
+    """
+
+    name = "mutual-information"
+
+    def __init__(self, bits: float, priors: Mapping[str, np.ndarray], prior_name: str = "prior"):
+        super().__init__(bits)
+        if not priors:
+            raise ProblemError("needs a prior", key="prior")
+        self.priors = {k: np.asarray(v, dtype=float) for k, v in priors.items()}
+        self.prior_name = prior_name
+
+    def keys(self, available):
+        return [k for k in available if k in self.priors]
+
+    def constraints(self, K):
+        out = []
+        bound = self.coefficient("nats", lambda c: c * LN2)
+        for key, var in K.items():
+            pi = self.priors[key]
+            rows = np.flatnonzero(pi > 0)
+            q = pi @ var
+            terms = cp.rel_entr(var[rows, :], _broadcast_row(q, len(rows)))
+            out.append(cp.sum(pi[rows] @ terms) <= bound)
+        return out
+
+    def level(self, key: str, k: np.ndarray) -> float:
+        return _mi(self.priors[key], k)
+
+    def audit(self, mechs):
+        levels = {key: self.level(key, k) for key, k in mechs.items()}
+        worst = max(levels, key=levels.get)
+        detail = {"prior": self.prior_name}
+        if len(levels) > 1:
+            detail.update(worst_context=worst, contexts=levels)
+        return Audit(self.name, {"bits": self.bits, "prior": self.prior_name},
+                     {"bits": levels[worst]}, levels[worst] <= self.bits + AUDIT_TOL, detail)
+
+    def repair(self, mechs):
+        # I(π; ·) is convex in K and 0 on the uniform channel
+        out = {}
+        for key, k in mechs.items():
+            v = self.level(key, k)
+            out[key] = k if v <= self.bits else _mix_uniform(k, 1.0 - self.bits / v * (1 - 1e-12))
+        return out
+
+
+class MinEntropy(_BitsNotion):
+    """Min-entropy (multiplicative Bayes) capacity log2 Σ_y max_x K[x, y] <= c: an LP."""
+
+    name = "min-entropy"
+    linear = True
+
+    def constraints(self, K):
+        out = []
+        bound = self.coefficient("budget", lambda c: 2.0 ** c)
+        for var in K.values():
+            m, n = var.shape
+            t = cp.Variable(n, nonneg=True)
+            out += [var <= _broadcast_row(t, m), cp.sum(t) <= bound]
+        return out
+
+    def level(self, k: np.ndarray) -> float:
+        return float(np.log2(k.max(axis=0).sum()))
+
+    def audit(self, mechs):
+        levels = {key: self.level(k) for key, k in mechs.items()}
+        worst = max(levels, key=levels.get)
+        detail = {"worst_context": worst} if len(levels) > 1 else {}
+        return Audit(self.name, self._requested(), {"bits": levels[worst]},
+                     levels[worst] <= self.bits + AUDIT_TOL, detail)
+
+    def repair(self, mechs):
+        # Σ_y max_x ((1−t)K + t/n) = (1−t) S + t: exact weight for S <= 2^c
+        out = {}
+        budget = 2.0 ** self.bits
+        for key, k in mechs.items():
+            s = float(k.max(axis=0).sum())
+            out[key] = k if s <= budget or s <= 1 else _mix_uniform(k, (s - budget) / (s - 1) + 1e-15)
+        return out
+
+
+class GVulnerability(Notion):
+    """Posterior g-vulnerability V_g(π, K) = Σ_y max_w Σ_x π_x g(w, x) K[x, y] <= v.
+
+    Parameters
+    ----------
+    gain : array (|W|, |X|) or "identity"
+        Gain g(w, x) of guessing w when the secret is x ("identity": Bayes vulnerability).
+    priors : mapping key -> π
+        The adversary's prior per mechanism key.
+    bound : float, optional
+        v, the largest allowed posterior vulnerability.
+    bits : float, optional
+        Instead of ``bound``: the largest multiplicative g-leakage log2(V_g(π, K)/V_g(π)), i.e.
+        v = V_g(π) 2^bits (needs V_g(π) > 0). Exactly one of ``bound`` and ``bits``.
+    """
+
+    name = "g-vulnerability"
+
+    def __init__(self, gain, priors: Mapping[str, np.ndarray], bound: float | None = None,
+                 bits: float | None = None, prior_name: str = "prior"):
+        if (bound is None) == (bits is None):
+            raise ProblemError("give exactly one of 'bound' (a vulnerability) and 'bits' (a leakage)",
+                               key="bound")
+        self.priors = {k: np.asarray(v, dtype=float) for k, v in priors.items()}
+        n = len(next(iter(self.priors.values())))
+        self.gain = _gain(gain, n)
+        self.gain_name = gain if isinstance(gain, str) else "matrix"
+        self.prior_name = prior_name
+        self.prior_vulnerability = {k: float((self.gain @ pi).max()) for k, pi in self.priors.items()}
+        self.leakage_bits = None
+        if bits is not None:
+            self.leakage_bits = check_epsilon(bits, "bits")
+            if min(self.prior_vulnerability.values()) <= 0:
+                raise ProblemError("a leakage bound in bits needs a positive prior vulnerability "
+                                   "(non-negative gains with some gain on the prior)", key="bits")
+            self.bounds = {k: v * 2.0 ** self.leakage_bits for k, v in self.prior_vulnerability.items()}
+        else:
+            b = float(bound)
+            if not np.isfinite(b):
+                raise ProblemError(f"expected a finite number, got {bound!r}", key="bound")
+            low = max(self.prior_vulnerability.values())
+            if b < low - AUDIT_TOL:
+                raise ProblemError(f"bound {b:g} is below the prior vulnerability {low:.6g}: no "
+                                   "mechanism can reach it (outputs never lower vulnerability)",
+                                   key="bound")
+            self.bounds = {k: b for k in self.priors}
+        self.epsilon = self.leakage_bits if bits is not None else b
+
+    def keys(self, available):
+        return [k for k in available if k in self.priors]
+
+    def _weighted(self, key):
+        return self.gain * self.priors[key][None, :]
+
+    def constraints(self, K):
+        out = []
+        for key, var in K.items():
+            post = self._weighted(key) @ var
+            t = cp.Variable(var.shape[1])
+            out += [post <= _broadcast_row(t, post.shape[0]), cp.sum(t) <= self.bounds[key]]
+        return out
+
+    def level(self, key: str, k: np.ndarray) -> float:
+        return float((self._weighted(key) @ k).max(axis=0).sum())
+
+    def audit(self, mechs):
+        levels = {key: self.level(key, k) for key, k in mechs.items()}
+        slack = {key: levels[key] - self.bounds[key] for key in levels}
+        worst = max(slack, key=slack.get)
+        requested = {"vulnerability": self.bounds[worst], "gain": self.gain_name, "prior": self.prior_name}
+        achieved = {"vulnerability": levels[worst]}
+        prior_v = self.prior_vulnerability[worst]
+        if prior_v > 0 and levels[worst] > 0:
+            achieved["leakage_bits"] = float(np.log2(levels[worst] / prior_v))
+        if self.leakage_bits is not None:
+            requested["leakage_bits"] = self.leakage_bits
+        detail = {"prior_vulnerability": prior_v}
+        if len(levels) > 1:
+            detail["worst_context"] = worst
+        return Audit(self.name, requested, achieved,
+                     slack[worst] <= AUDIT_TOL * max(1.0, abs(self.bounds[worst])), detail)
+
+    def repair(self, mechs):
+        # V_g(π, ·) is convex in K and equals V_g(π) on the uniform channel
+        out = {}
+        for key, k in mechs.items():
+            v, b, v0 = self.level(key, k), self.bounds[key], self.prior_vulnerability[key]
+            out[key] = k if v <= b or v <= v0 else _mix_uniform(k, (v - b) / (v - v0) + 1e-15)
+        return out
