@@ -552,8 +552,12 @@ def min_entropy_capacity(K) -> float:
 
 def prior_g_vulnerability(prior, gain) -> float:
     """V_g(π) = max_w Σ_x π_x g[w, x] (the adversary's best expected gain without output)."""
-    gain = _gain(gain)
-    pi = _prior(prior, gain.shape[1])
+    if isinstance(gain, str):
+        pi = _prior(prior, len(prior) if not isinstance(prior, str) else 0)
+        gain = _gain(gain, len(pi))
+    else:
+        gain = _gain(gain)
+        pi = _prior(prior, gain.shape[1])
     return float((gain @ pi).max())
 
 
@@ -635,14 +639,15 @@ def max_information_capacity(K) -> float:
     return float(max(r.max(), 0.0))
 
 
-def max_information_audit(K, weight: float = 1e-9) -> Audit:
+def max_information_audit(K, weight: float | None = None) -> Audit:
     """Theorem 2.1 as an audit: the max-information capacity equals the LDP ε of K.
 
     The achieved value is the closed form of :func:`max_information_capacity`; it is checked
     against (a) the LDP level max over columns and row pairs of ln K[x, y] / K[x', y] computed
     pairwise, and (b) the max-mutual information of an explicit prior (mass 1 − ``weight`` on
     the row minimising the worst column, ``weight`` on the row maximising it), which approaches
-    the supremum from below as ``weight`` → 0. Values in nats (bits in ``detail``).
+    the supremum from below as ``weight`` → 0 (default 1e-12 e^{−ε}, so it is within about
+    1e-12 of it). Values in nats (bits in ``detail``).
     """
     K = _channel(K)
     eps = max_information_capacity(K)
@@ -662,8 +667,9 @@ def max_information_audit(K, weight: float = 1e-9) -> Audit:
             r = np.log(K.max(axis=0)) - np.log(K.min(axis=0))
         y = int(np.nanargmax(np.where(np.isfinite(r), r, -np.inf)))
         lo_x, hi_x = int(np.argmin(K[:, y])), int(np.argmax(K[:, y]))
+        w = weight if weight is not None else max(1e-12 * np.exp(-min(eps, 600.0)), 1e-300)
         pi = np.zeros(m)
-        pi[lo_x], pi[hi_x] = 1 - weight, weight
+        pi[lo_x], pi[hi_x] = 1 - w, w
         witness = max_mutual_information(pi, K) * LN2
     elif eps == 0:
         witness = 0.0

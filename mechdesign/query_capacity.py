@@ -177,7 +177,8 @@ def individual_channel_capacity(f: Callable[[tuple], int], universes: Sequence[S
     return QueryCapacity(best[0], upper, best[2], best[3], solved, per)
 
 
-def query_max_information(f: Callable[[tuple], int], universes: Sequence[Sequence], K) -> float:
+def query_max_information(f: Callable[[tuple], int], universes: Sequence[Sequence], K,
+                          records: Sequence[int] | None = None) -> float:
     """Max-individual channel capacity under independent priors (paper 001, Def. 8–9), in nats.
 
     With a product prior, p(y | x_i) = Σ_z Π_{j≠i} P_j(z_j) K[f(x_i, z), y]: both rows of a ratio
@@ -186,13 +187,15 @@ def query_max_information(f: Callable[[tuple], int], universes: Sequence[Sequenc
     on x_i as in :func:`~mechdesign.capacity.max_information_capacity`. Hence the value is
     max over i, completions z, values a, b and outputs y of ln K[f(a, z), y] / K[f(b, z), y].
     Theorem 2.1 says this equals the ε of ε-differential privacy of the composed channel over
-    neighbouring datasets (:func:`query_dp_epsilon`, computed independently).
+    neighbouring datasets (:func:`query_dp_epsilon`, computed independently). ``records``
+    restricts the maximum to some records (default all).
     """
     _, K, table = _setup(f, universes, K)
+    records = range(table.ndim) if records is None else [int(i) for i in records]
     with np.errstate(divide="ignore"):
         L = np.log(K)
     worst = 0.0
-    for i in range(table.ndim):
+    for i in records:
         rows = np.moveaxis(table, i, 0).reshape(table.shape[i], -1)  # (|X_i|, completions)
         for c in range(rows.shape[1]):
             idx = rows[:, c]
