@@ -62,17 +62,19 @@ def mechanism_from_coupling(gamma, lam, mu) -> np.ndarray:
     lam : (|X|,) distribution the mechanism is built from (λ̂_s)
     mu : (|Y|,) target distribution
 
-    Rows with λ[x] = 0 are set to μ (see the module docstring).
+    Rows with λ[x] = 0 are set to μ (see the module docstring); so are rows to which a
+    numerically inexact coupling gives no mass.
     """
-    g = _dense(gamma)
     lam = np.asarray(lam, dtype=float)
     mu = np.asarray(mu, dtype=float)
-    if g.shape != (lam.size, mu.size):
-        raise ProblemError(f"coupling must be {lam.size} x {mu.size}, got {g.shape[0]} x {g.shape[1]}")
-    k = np.empty_like(g)
-    rows = lam > 0
-    mass = g[rows].sum(axis=1, keepdims=True)
-    k[rows] = np.clip(g[rows], 0.0, None) / np.where(mass > 0, mass, 1.0)
+    if tuple(gamma.shape) != (lam.size, mu.size):
+        raise ProblemError(f"coupling must be {lam.size} x {mu.size}, got {gamma.shape[0]} x {gamma.shape[1]}")
+    k = np.array(_dense(gamma), dtype=float)  # a private copy, worked on in place
+    np.maximum(k, 0.0, out=k)
+    mass = k.sum(axis=1)
+    # rows are normalised by their own mass (= λ[x] up to round-off), so each sums to 1 exactly
+    rows = (lam > 0) & (mass > 0)
+    k /= np.where(rows, mass, 1.0)[:, None]
     k[~rows] = mu[None, :]
     return k
 

@@ -248,3 +248,28 @@ def test_divergence_notion_audit_via_public_audit_function():
     assert a.holds
     a = mechdesign.audit(k, DivergenceDP(0.4, "tv", [(0, 1)]))
     assert a.achieved["epsilon"] == pytest.approx(0.5) and not a.holds
+
+
+@pytest.mark.parametrize("distance", ["w1", "tv"])
+@pytest.mark.parametrize("name", ["kl", "hellinger"])
+def test_divergence_xdistp_problem_scales_epsilon_by_the_distance_of_the_pair(distance, name):
+    """Def. 12: D(λK ‖ λ'K) <= ε·W(λ, λ'), W1 = Σ|F_λ − F_λ'| on a line, TV = ½Σ|λ − λ'|."""
+    P, Q = [0.4, 0.3, 0.1, 0.1, 0.1], [0.1, 0.1, 0.2, 0.3, 0.3]
+    data = {
+        "name": "xdistp", "inputs": {"size": 5}, "metric": {"kind": "absolute"},
+        "distributions": {"P": P, "Q": Q, "mix": "uniform"},
+        "privacy": [{"notion": "xdistp", "divergence": name, "distance": distance, "epsilon": 0.1,
+                     "pairs": [["P", "Q"]]}],
+        "objective": {"kind": "expected-loss", "prior": "mix"},
+    }
+    result = mechdesign.problem_from_dict(data).solve()
+    assert result.status == "optimal", result.message
+    p, q = np.array(P), np.array(Q)
+    width = (np.abs(np.cumsum(p) - np.cumsum(q))[:-1].sum() if distance == "w1"
+             else 0.5 * np.abs(p - q).sum())
+    line = result.certificate[0]
+    assert line.detail["widths"]["P~Q"] == pytest.approx(width, rel=1e-12)
+    k = result.mechanism.matrix
+    level = max(divergence(name).value(p @ k, q @ k), divergence(name).value(q @ k, p @ k))
+    assert level <= 0.1 * width + 1e-9
+    assert line.achieved["epsilon"] == pytest.approx(level / width, rel=1e-12)
