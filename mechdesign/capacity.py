@@ -30,9 +30,17 @@ from .privacy.base import AUDIT_TOL, Audit
 LN2 = float(np.log(2.0))
 
 __all__ = [
-    "CapacityResult", "shannon_capacity", "mutual_information", "min_entropy_capacity",
-    "min_entropy_leakage", "prior_g_vulnerability", "posterior_g_vulnerability", "g_leakage",
-    "max_mutual_information", "max_information_capacity", "max_information_audit",
+    "CapacityResult",
+    "g_leakage",
+    "max_information_audit",
+    "max_information_capacity",
+    "max_mutual_information",
+    "min_entropy_capacity",
+    "min_entropy_leakage",
+    "mutual_information",
+    "posterior_g_vulnerability",
+    "prior_g_vulnerability",
+    "shannon_capacity",
 ]
 
 
@@ -198,7 +206,7 @@ def shannon_capacity(K, tol: float = 1e-9, max_iter: int = 100_000) -> CapacityR
     tol = float(tol)
     if not np.isfinite(tol) or tol <= 0:
         raise ProblemError(f"tol must be a positive number, got {tol!r}", key="tol")
-    m0, n0 = K.shape
+    n0 = K.shape[1]
     cols = np.flatnonzero(K.max(axis=0) > 0)
     Kc = K[:, cols] if len(cols) < n0 else K
     # Near-duplicate rows make the Hessian (near) singular and stall Newton: optimise over one
@@ -310,7 +318,7 @@ def _capacity_core(K: np.ndarray, tol: float, max_iter: int):
         W = np.flatnonzero((D >= lb) | (p >= 1e-3 * p.max()))
         p = np.where(np.isin(np.arange(m), W), p, 0.0)
         p /= p.sum()
-        p, iters, stalled = _newton_phase(K, KT, negH, p, W, track, tol, iters, max_iter)
+        p, iters, _ = _newton_phase(K, KT, negH, p, W, track, tol, iters, max_iter)
         if track.gap <= tol or iters >= max_iter:
             break
         # stalled: smooth the prior (revives zero components) and run more BA iterations

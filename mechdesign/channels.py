@@ -19,8 +19,8 @@ the returned channel's upper bound is <= ε and its lower bound is within ``tol`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy.special import ndtr
@@ -33,13 +33,29 @@ from .mechanism import Mechanism, check_distribution, check_stochastic
 from .privacy.base import check_epsilon
 
 __all__ = [
-    "binary_entropy", "entropy_bits", "binary_symmetric", "data_independent", "circulant",
-    "is_data_independent", "is_weakly_symmetric", "weakly_symmetric_capacity",
-    "data_independent_bound", "exponential_ranks", "exponential_channel",
-    "exponential_row_entropy", "gaussian_channel", "gaussian_capacity_bound", "Calibration",
-    "calibrate", "calibrate_binary_symmetric", "calibrate_krr", "calibrate_exponential",
-    "calibrate_gaussian", "krr_at_capacity", "krr_at_mutual_information",
+    "Calibration",
+    "binary_entropy",
+    "binary_symmetric",
+    "calibrate",
+    "calibrate_binary_symmetric",
+    "calibrate_exponential",
+    "calibrate_gaussian",
+    "calibrate_krr",
+    "circulant",
+    "data_independent",
+    "data_independent_bound",
+    "entropy_bits",
+    "exponential_channel",
+    "exponential_ranks",
+    "exponential_row_entropy",
+    "gaussian_capacity_bound",
+    "gaussian_channel",
+    "is_data_independent",
+    "is_weakly_symmetric",
+    "krr_at_capacity",
     "krr_at_min_entropy",
+    "krr_at_mutual_information",
+    "weakly_symmetric_capacity",
 ]
 
 

@@ -32,8 +32,8 @@ individual.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -41,8 +41,12 @@ from .capacity import LN2, shannon_capacity
 from .errors import ProblemError
 from .mechanism import Mechanism, check_stochastic
 
-__all__ = ["QueryCapacity", "individual_channel_capacity", "query_max_information",
-           "query_dp_epsilon"]
+__all__ = [
+    "QueryCapacity",
+    "individual_channel_capacity",
+    "query_dp_epsilon",
+    "query_max_information",
+]
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,13 @@ from .objectives import (
 from .privacy.base import DEFAULT, check_delta, check_epsilon
 from .privacy.distp import DistP, ProfilePrivacy, Side, XDistP
 from .privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
+from .privacy.information import (
+    GVulnerability,
+    InformationPrivacy,
+    MinEntropy,
+    MutualInformation,
+)
 from .privacy.ldp import ldp
-from .privacy.information import GVulnerability, InformationPrivacy, MinEntropy, MutualInformation
 from .privacy.metric import MetricPrivacy
 from .privacy.target import FREE, ApproximateKnowledge, Target
 from .problem import SOLVERS, Problem

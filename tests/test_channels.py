@@ -1,5 +1,7 @@
 """Paper 001's privacy channels (mechdesign.channels): closed forms and calibrations."""
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
@@ -17,10 +19,10 @@ from mechdesign.channels import (
     circulant,
     data_independent,
     data_independent_bound,
+    entropy_bits,
     exponential_channel,
     exponential_ranks,
     exponential_row_entropy,
-    entropy_bits,
     gaussian_capacity_bound,
     gaussian_channel,
     is_data_independent,
@@ -120,7 +122,7 @@ def test_gaussian_channel_stays_below_the_continuous_capacity_bound():
         assert shannon_capacity(mech).upper <= gaussian_capacity_bound(4.0, sigma) + 1e-9
     # more noise, less capacity
     caps = [shannon_capacity(gaussian_channel(values, s)).value for s in (0.5, 1.0, 2.0, 4.0)]
-    assert all(a > b for a, b in zip(caps, caps[1:]))
+    assert all(a > b for a, b in itertools.pairwise(caps))
 
 
 @pytest.mark.parametrize("bits", [0.2, 1.0])

@@ -192,7 +192,7 @@ kind = "error-probability"
 def test_bad_information_input_exits_2_with_a_clear_message(run_cli, tmp_path, prior, entry, message):
     path = tmp_path / "bad.toml"
     path.write_text(BAD.format(prior=prior, entry=entry))
-    code, out, err = run_cli("solve", path)
+    code, _out, err = run_cli("solve", path)
     assert code == 2
     assert message in err and "bad.toml" in err
     assert len(err.strip().splitlines()) == 1

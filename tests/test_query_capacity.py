@@ -50,7 +50,7 @@ def test_correlated_knowledge_makes_an_unused_record_leak_as_much():
     assert res.per_individual[(1,)][0] == pytest.approx(1 - binary_entropy(0.2), abs=1e-9)
     # ... while under independent priors it leaks nothing (max-information 0) and record 0
     # leaks the BSC's ε = ln(0.8/0.2)
-    f = lambda x: x[0]  # noqa: E731
+    f = lambda x: x[0]
     assert query_max_information(f, [[0, 1], [0, 1]], K, records=[1]) == 0.0
     assert query_max_information(f, [[0, 1], [0, 1]], K, records=[0]) == pytest.approx(np.log(4.0))
 
@@ -59,7 +59,7 @@ def test_no_joint_prior_beats_the_individual_capacity_and_the_witness_reaches_it
     rng = np.random.default_rng(0)
     universes = [[0, 1, 2], [0, 1]]
     table = rng.integers(0, 4, size=(3, 2))
-    f = lambda x: int(table[x[0], x[1]])  # noqa: E731
+    f = lambda x: int(table[x[0], x[1]])
     K = rng.dirichlet(np.ones(5), size=4)
     res = individual_channel_capacity(f, universes, K)
     for _ in range(300):
@@ -78,7 +78,7 @@ def test_max_information_under_independent_priors_equals_dp_epsilon(seed):
     rng = np.random.default_rng(seed)
     universes = [[0, 1, 2], [0, 1], [0, 1]]
     table = rng.integers(0, 5, size=(3, 2, 2))
-    f = lambda x: int(table[x])  # noqa: E731
+    f = lambda x: int(table[x])
     K = rng.dirichlet(np.ones(4), size=5)
     assert query_max_information(f, universes, K) == pytest.approx(query_dp_epsilon(f, universes, K),
                                                                    abs=1e-12)
@@ -88,7 +88,7 @@ def test_group_capacity_is_at_most_the_group_size_times_the_individual_capacity(
     # paper 001 §6, Lemma 4 / Theorem 6.1 with b = 0
     rng = np.random.default_rng(3)
     universes = [[0, 1]] * 3
-    f = lambda x: x[0] + x[1] + x[2]  # noqa: E731 (a count: range 0..3)
+    f = lambda x: x[0] + x[1] + x[2]
     K = rng.dirichlet(np.ones(4), size=4)
     single = individual_channel_capacity(f, universes, K)
     pair = individual_channel_capacity(f, universes, K, groups=[(0, 1)])
@@ -103,7 +103,7 @@ def test_basic_composition_is_bounded_by_the_sum():
     K1 = rng.dirichlet(np.ones(3), size=4)
     K2 = rng.dirichlet(np.ones(2), size=4)
     both = np.einsum("ra,rb->rab", K1, K2).reshape(4, -1)
-    f = lambda x: x[0] + x[1] + x[2]  # noqa: E731
+    f = lambda x: x[0] + x[1] + x[2]
     c1 = individual_channel_capacity(f, universes, K1)
     c2 = individual_channel_capacity(f, universes, K2)
     c = individual_channel_capacity(f, universes, both)

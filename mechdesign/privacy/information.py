@@ -21,7 +21,7 @@ mechanisms every notion applies to each context's matrix.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import cvxpy as cp
 import numpy as np
