@@ -93,6 +93,9 @@ def test_nw_corner_plan_has_the_given_marginals_with_zeros_and_unsorted_duplicat
     a, b = rand_dist(rng, 40, zeros=7), rand_dist(rng, 25, zeros=5)
     x = rng.integers(0, 10, 40).astype(float)  # duplicates and no order
     y = rng.normal(5, 3, 25)
+    x[a == 0] = 11.0  # zero-mass rows sort last, where cumulative round-off would land
+    b[np.argmax(y)] = 0.0
+    b /= b.sum()
     g = dense(coupling(a, b, points_x=x, points_y=y))
     assert g.shape == (40, 25) and g.min() >= 0
     np.testing.assert_allclose(g.sum(1), a, atol=1e-15)
@@ -160,6 +163,21 @@ def test_line_certificate_is_exact_duality():
     assert cert.optimal
     assert (C - cert.u[:, None] - cert.v[None, :]).min() >= -1e-12  # checked here independently
     assert a @ cert.u + b @ cert.v == pytest.approx((dense(g) * C).sum(), abs=1e-12)
+
+
+def test_certificate_of_a_line_plan_checks_reduced_costs_of_all_pairs():
+    rng = np.random.default_rng(5)
+    for n in (20, 1500):  # 1500 x 1500 > 10^6 pairs: the O(n log n) line check runs
+        a, b = rand_dist(rng, n), rand_dist(rng, n)
+        x, y = rng.random(n), rng.random(n)
+        g, cert = coupling(a, b, "euclidean", points_x=x, points_y=y, return_duals=True)
+        chk = coupling_certificate(g, a, b, "euclidean", points_x=x, points_y=y, u=cert.u, v=cert.v)
+        rc_min = (np.abs(x[:, None] - y[None, :]) - cert.u[:, None] - cert.v[None, :]).min()
+        assert chk.optimal and chk.min_reduced_cost == pytest.approx(rc_min, abs=1e-12)
+        # potentials shifted by a constant along x stay feasible; a kinked u is caught
+        bad_u = cert.u.copy()
+        bad_u[np.argmax(a)] += 0.01
+        assert not coupling_certificate(g, a, b, "euclidean", points_x=x, points_y=y, u=bad_u, v=cert.v).optimal
 
 
 # ---------------------------------------------------------------- general costs
