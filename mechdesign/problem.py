@@ -131,6 +131,14 @@ class Problem:
         raw, info = run_solver(program, solver or self.solver, verbose)
         return self.finish(raw, info)
 
+    def objective_scale(self) -> float:
+        """The objective of the uniform (data-independent) mechanism: its natural scale."""
+        n, m = len(self.inputs), len(self.outputs)
+        try:
+            return float(self.objective.value({k: np.full((n, m), 1.0 / m) for k in self.keys}))
+        except Exception:  # objectives that need more than matrices (none today)
+            return 1.0
+
     def finish(self, raw: dict[str, np.ndarray] | None, info: dict) -> Result:
         """Raw solver matrices → certified, labelled result."""
         status = info.pop("status")
@@ -143,7 +151,7 @@ class Problem:
         relaxed = any(n.relaxed for n in self.privacy)
         if bound is not None:
             info["bound"] = bound
-            info["gap"] = max(value - bound, 0.0) / max(abs(value), 1e-12)
+            info["gap"] = relative_gap(value, bound, self.objective_scale())
         info["relaxed"] = relaxed
         info.update(notes)
         message = ""
@@ -162,6 +170,12 @@ class Problem:
             audits, info, message,
         )
         return result
+
+
+def relative_gap(value: float, bound: float, scale: float) -> float:
+    """(value − bound) relative to |value|, or to 1e-6 of the objective's natural scale when the
+    value itself is (nearly) zero — a gap of 1e-13 on a loss of 1e-12 is no gap."""
+    return max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300)
 
 
 def _highs(program: Program, verbose: bool):

@@ -176,15 +176,14 @@ class SweepResult:
 
 def _structure(notions, epsilon: float) -> tuple:
     """Set every notion to ``epsilon`` as a single solve would (non-parametric), and return what
-    fixes the program's shape at that ε: the pairs a d-privacy-like notion keeps in the LP
-    (``_lp``: those with e^{εd} <= e^20; the others are left to repair). Points with the same
-    structure share one compiled program."""
+    fixes the program's shape at that ε (``Notion.structure``: e.g. how many chain links a
+    d-privacy pair needs to keep every coefficient below e^20). Points with the same structure
+    share one compiled program."""
     sig = []
     for n in notions:
         n.parametric = False
         n.set_epsilon(epsilon)
-        lp = getattr(n, "_lp", None)
-        sig.append(None if lp is None else np.asarray(lp, dtype=bool).tobytes())
+        sig.append(n.structure())
     return tuple(sig)
 
 

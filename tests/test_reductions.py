@@ -72,24 +72,33 @@ def test_ldp_envelope_form_matches_all_pairs_ldp():
     assert ours.objective == pytest.approx(all_pairs_optimum(discrete, 1.2, prior, loss), rel=1e-7)
 
 
-def test_huge_coefficients_are_left_to_repair_and_gap_is_reported(monkeypatch):
-    # Pairs whose e^{εd} exceeds the LP's coefficient limit are not put into the LP (large ones
-    # make HiGHS return wrong answers); the envelope repair restores them and the gap says how
-    # far the repaired design may be from optimal. The limit is lowered here so that the
-    # all-pairs reference LP (coefficients up to e^{2.2·3.6}) is still trustworthy.
+def test_huge_coefficients_are_split_into_exact_chains():
+    # e^{εd} up to e^{2.5·3·√13} ≈ e^27 on this grid: HiGHS returns wrong "optimal" answers with
+    # such coefficients, so the pair is split into links of at most e^20 through auxiliary
+    # variables. The LP stays exact: a plain all-pairs LP at a small ε (where it is
+    # trustworthy) agrees, and at large ε every link coefficient stays below e^20.
+    dom = Domain.from_grid(4, 4, cell=3.0)
+    metric = Metric("euclidean")
+    notion = MetricPrivacy(2.5, metric, dom)
+    assert notion.segments().max() == 2
+    prior = np.random.default_rng(2).dirichlet(np.ones(16))
+    d = metric.distances(dom)
+    result = Problem(inputs=dom, privacy=[notion], objective=ExpectedLoss(d, {"default": prior})).solve()
+    assert result.status == "optimal" and result.certificate[0].holds
+    assert result.solver["gap"] <= 1e-6
+
+
+def test_chain_split_gives_the_same_optimum_as_direct_constraints(monkeypatch):
     import mechdesign.privacy.metric as metric_module
 
-    monkeypatch.setattr(metric_module, "MAX_LOG_COEFFICIENT", 3.0)
     dom = Domain.from_grid(3, 3)
     metric = Metric("euclidean")
-    notion = MetricPrivacy(2.2, metric, dom)
-    assert notion.relaxed
-    prior = np.random.default_rng(2).dirichlet(np.ones(9))
+    prior = np.random.default_rng(4).dirichlet(np.ones(9))
     d = metric.distances(dom)
-    result = Problem(inputs=dom, privacy=[notion], objective=ExpectedLoss(d, {"default": prior}),
-                     gap_tolerance=0.5).solve()
-    assert result.certificate[0].holds
-    assert result.solver["relaxed"] is True
-    exact = all_pairs_optimum(d, 2.2, prior, d)
-    assert result.solver["bound"] <= exact + 1e-7
-    assert exact <= result.objective + 1e-7
+    direct = design(dom, metric, 2.2, prior).objective
+    monkeypatch.setattr(metric_module, "MAX_LOG_COEFFICIENT", 1.0)  # force chains of up to 7 links
+    notion = MetricPrivacy(2.2, metric, dom)
+    assert notion.segments().max() >= 5
+    chained = Problem(inputs=dom, privacy=[notion], objective=ExpectedLoss(d, {"default": prior})).solve()
+    assert chained.objective == pytest.approx(direct, rel=1e-7)
+    assert chained.objective == pytest.approx(all_pairs_optimum(d, 2.2, prior, d), rel=1e-7)

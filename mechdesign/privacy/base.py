@@ -117,6 +117,12 @@ class Notion:
         param.value = value
         return param
 
+    def structure(self):
+        """What fixes the shape of the compiled program at the current ε (hashable; None when
+        the shape does not depend on ε). Sweeps compile once per distinct structure."""
+        lp = getattr(self, "_lp", None)
+        return None if lp is None else np.asarray(lp, dtype=bool).tobytes()
+
     def set_epsilon(self, epsilon: float) -> None:
         """Change ε in place, updating compiled Parameters (used by sweeps)."""
         self.epsilon = check_epsilon(epsilon)

@@ -18,9 +18,10 @@ class MetricPrivacy(Notion):
 
     Only the pairs of the metric's exact reduction are compiled (graph edges; neighbours on a
     line; pairs with no value strictly between): they imply all other pairs. A pair whose
-    coefficient e^{εd} would exceed e^20 is left out of the LP (it would make the LP badly
-    scaled, DESIGN §4) and restored exactly by :meth:`repair`; the LP is then a relaxation and
-    its value a lower bound, which the result reports as the optimality gap.
+    coefficient e^{εd} would exceed e^20 (HiGHS returns wrong "optimal" answers with such
+    coefficients, DESIGN §4) is split exactly into a chain through k − 1 auxiliary columns,
+    K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} <= e^20, so the LP stays exact
+    and well scaled.
     """
 
     name = "metric"
@@ -31,26 +32,36 @@ class MetricPrivacy(Notion):
         self.metric = metric
         self.domain = domain
         self.i, self.j, self.d = metric.privacy_pairs(domain)
-        self._lp = self.epsilon * self.d <= MAX_LOG_COEFFICIENT
-        self.relaxed = not bool(np.all(self._lp))
+
+    def segments(self) -> np.ndarray:
+        """Per pair, the number k of chain links so that each coefficient is at most e^20."""
+        return np.maximum(1, np.ceil(self.epsilon * self.d / MAX_LOG_COEFFICIENT - 1e-12)).astype(int)
+
+    def structure(self):
+        return self.segments().tobytes()
+
+    def _scale(self, name: str, d: np.ndarray):
+        if self.parametric:
+            return self.coefficient(name, lambda eps: np.exp(eps * d)[:, None])
+        return sp.diags(np.exp(self.epsilon * d))
+
+    @staticmethod
+    def _times(coef, expr):
+        return cp.multiply(coef, expr) if isinstance(coef, cp.Parameter) else coef @ expr
 
     def constraints(self, K):
-        i, j = self.i[self._lp], self.j[self._lp]
-        if i.size == 0:
-            return []
-        d = self.d[self._lp]
-        if self.parametric:
-            coef = self.coefficient("exp_epsilon_d", lambda eps: np.exp(eps * d)[:, None])
-            return [var[i, :] <= cp.multiply(coef, var[j, :]) for var in K.values()]
-        coef = sp.diags(np.exp(self.epsilon * d))
-        return [var[i, :] <= coef @ var[j, :] for var in K.values()]
-
-    def set_epsilon(self, epsilon: float) -> None:
-        """Change ε; the pairs left to repair are those fixed when the program was compiled."""
-        super().set_epsilon(epsilon)
-        if not self.parametric:
-            self._lp = self.epsilon * self.d <= MAX_LOG_COEFFICIENT
-            self.relaxed = not bool(np.all(self._lp))
+        out = []
+        links = self.segments()
+        for k in np.unique(links):
+            sel = links == k
+            i, j, d = self.i[sel], self.j[sel], self.d[sel] / k
+            c = self._scale(f"exp_epsilon_d_{k}", d)
+            for var in K.values():
+                chain = [var[i, :]]
+                chain += [cp.Variable((i.size, var.shape[1]), nonneg=True) for _ in range(k - 1)]
+                chain.append(var[j, :])
+                out += [chain[t] <= self._times(c, chain[t + 1]) for t in range(k)]
+        return out
 
     def level(self, k: np.ndarray) -> float:
         """The smallest ε for which ``k`` is ε·d-private (max over the reduced pairs)."""
