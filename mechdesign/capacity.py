@@ -28,6 +28,8 @@ from .mechanism import Mechanism, check_distribution, check_stochastic
 from .privacy.base import AUDIT_TOL, Audit
 
 LN2 = float(np.log(2.0))
+#: Blahut–Arimoto iterations before the Newton phase
+_WARM = 50
 
 __all__ = [
     "CapacityResult",
@@ -236,7 +238,7 @@ def _grouped(Kc, negH_all, labels, tol, max_iter, iters):
     reps = np.unique(labels)
     for _ in range(10):
         Kr = Kc[reps]
-        lb, ub, p, q, it = _capacity_core(Kr, tol * LN2, int(max_iter) - iters)
+        lb, ub, p, q, it = _capacity_core(Kr, tol * LN2, int(max_iter) - iters, negH_all[reps])
         iters += it
         if len(reps) == m0:
             break
@@ -283,7 +285,7 @@ def _row_groups(K: np.ndarray, l1_tol: float = 0.0) -> np.ndarray:
     return labels
 
 
-def _capacity_core(K: np.ndarray, tol: float, max_iter: int):
+def _capacity_core(K: np.ndarray, tol: float, max_iter: int, negH: np.ndarray | None = None):
     """Returns (lower nats, upper nats, prior, output, iterations) for a channel whose rows are
     distinct and whose columns are not all zero."""
     m, n = K.shape
@@ -294,11 +296,11 @@ def _capacity_core(K: np.ndarray, tol: float, max_iter: int):
         D = _divergences(K, _xlogx_rows(K), q)
         track.see(p, q, D)
         return track.lb, track.ub, track.p, track.q, 0
-    negH = _xlogx_rows(K)
+    negH = _xlogx_rows(K) if negH is None else negH
     KT = np.ascontiguousarray(K.T)
     p = np.full(m, 1.0 / m)
     iters = 0
-    warm = 50
+    warm = _WARM
     while iters < max_iter:
         # Blahut–Arimoto phase (warm start, or recovery after a stalled Newton phase)
         D = None
@@ -315,7 +317,7 @@ def _capacity_core(K: np.ndarray, tol: float, max_iter: int):
         q = KT @ p
         D = _divergences(K, negH, q)
         lb = float(p @ D)
-        W = np.flatnonzero((D >= lb) | (p >= 1e-3 * p.max()))
+        W = np.flatnonzero((D >= lb) | (p >= 0.1 * p.max()))
         p = np.where(np.isin(np.arange(m), W), p, 0.0)
         p /= p.sum()
         p, iters, _ = _newton_phase(K, KT, negH, p, W, track, tol, iters, max_iter)
@@ -381,6 +383,14 @@ def _newton_phase(K, KT, negH, p, W, track: _Tracker, tol: float, iters: int, ma
         KW = K[np.ix_(W, np.flatnonzero(pos))] if not pos.all() else K[W]
         A = (KW / q[pos]) @ KW.T
         DW = D[W]
+        if len(W) > KW.shape[1]:
+            # more rows than outputs: the Hessian is singular (some optimal prior has at most
+            # |Y| rows, Carathéodory); pivot along its null space down to a basis first
+            pn, In = _null_space_pivots(K, KT, negH, W, p, A, DW, lb)
+            if In > lb:
+                p = pn
+                keep = p[W] > 0
+                W, A, DW = W[keep], A[np.ix_(keep, keep)], DW[keep]
         while True:
             d = _newton_direction(A, DW, track.gap)
             drop = (p[W] <= 0) & (d < 0)
@@ -392,7 +402,7 @@ def _newton_phase(K, KT, negH, p, W, track: _Tracker, tol: float, iters: int, ma
         pn, In = p, -np.inf
         if np.all(np.isfinite(d)):
             pn, In = _line_search(K, KT, negH, W, p, d, floor)
-        if In < floor or stall >= 2:
+        if stall >= 2 or (In < floor and stall >= 1):
             # a stalled Newton step on a degenerate face (near-duplicate rows, rows that are
             # near mixtures of others): pivot along the Hessian's null space, where I is linear
             pn2, In2 = _null_space_pivots(K, KT, negH, W, p, A, DW, lb)
