@@ -58,7 +58,9 @@ class MetricPrivacy(Notion):
             c = self._scale(f"exp_epsilon_d_{k}", d)
             for var in K.values():
                 chain = [var[i, :]]
-                chain += [cp.Variable((i.size, var.shape[1]), nonneg=True) for _ in range(k - 1)]
+                # links w_t in [0, 1]: w_t = K[x] / c^t is always a witness, so the bound cuts
+                # nothing and keeps HiGHS away from huge primal values
+                chain += [cp.Variable((i.size, var.shape[1]), bounds=[0, 1]) for _ in range(k - 1)]
                 chain.append(var[j, :])
                 out += [chain[t] <= self._times(c, chain[t + 1]) for t in range(k)]
         return out

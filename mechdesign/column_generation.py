@@ -1,0 +1,169 @@
+"""Output-column generation: exact optima of large column-separable LPs.
+
+When every privacy constraint acts inside single output columns (ε-LDP: each column lies in the
+cone {v : v_x <= e^ε v_x'}), the design LP
+
+    min Σ_{x,y} C[x, y] K[x, y]   s.t.  Σ_y K[x, y] = 1,   K[:, y] ∈ cone   (all y)
+
+couples the columns only through the |X| row sums. Optimal mechanisms use few outputs (for
+ε-LDP with a linear objective, a handful of staircase columns, Kairouz–Oh–Viswanath), so the
+LP is solved over a growing subset of output columns: a restricted master LP over the chosen
+columns (HiGHS through highspy, built with scipy.sparse), then pricing of every missing column
+with the master's row duals u: column y can improve the master iff min_{v ∈ cone} Σ_x (C[x,y] −
+u_x) v_x < 0, which for the LDP cone is Σ_x min(a_x, e^ε a_x) with a = C[:, y] − u (the best
+staircase puts e^ε exactly where a_x < 0). When no column prices out, (u, 0) is dual feasible for
+the full LP, so the master optimum is the full optimum and Σ_x u_x is its dual bound.
+
+The LDP block uses the form K[x, y] = m_y + z_xy with 0 <= z_xy <= (e^ε − 1) m_y: one row per
+entry instead of two, which halves the master (measured 10× faster than the m_y <= K <= e^ε m_y
+form at k = 300).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from .objectives import ExpectedLoss
+from .privacy.ldp import LDP
+from .problem import register_special_solver
+
+INF = highspy.kHighsInf
+TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+@dataclass
+class LDPCone:
+    """The ε-LDP column cone in the form v = z + m·1, 0 <= z <= (e^ε − 1) m."""
+
+    n: int
+    epsilon: float
+
+    @property
+    def width(self) -> int:  # variables per column: z_0..z_{n-1}, m
+        return self.n + 1
+
+    def block(self) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        """Rows z_x − (e^ε − 1) m <= 0 over one column's variables."""
+        n = self.n
+        b = sp.hstack([sp.identity(n, format="csr"), sp.csr_matrix(np.full((n, 1), -np.expm1(self.epsilon)))])
+        return b.tocsr(), np.full(n, -INF), np.zeros(n)
+
+    def incidence(self) -> sp.csr_matrix:
+        """R with K[:, y] = R v: z_x enters row x, m enters every row."""
+        n = self.n
+        return sp.hstack([sp.identity(n, format="csr"), sp.csr_matrix(np.ones((n, 1)))]).tocsr()
+
+    def price(self, a: np.ndarray) -> np.ndarray:
+        """Per column of ``a`` (reduced costs C − u): min over staircases with min entry 1."""
+        return a.sum(axis=0) + np.expm1(self.epsilon) * np.minimum(a, 0.0).sum(axis=0)
+
+
+def _check(status) -> None:
+    if status == highspy.HighsStatus.kError:
+        raise RuntimeError("HiGHS rejected a master-problem update")
+
+
+@dataclass
+class ColumnGenerationResult:
+    matrix: np.ndarray
+    objective: float
+    bound: float
+    rounds: int
+    columns: int
+    seconds: float
+
+
+def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = None, tol: float = 1e-9,
+                     max_rounds: int = 10_000) -> ColumnGenerationResult | None:
+    """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
+
+    Returns None if HiGHS does not reach optimality on a master (the caller falls back to the
+    full LP).
+    """
+    start = time.perf_counter()
+    n, m = cost.shape
+    batch = batch or max(10, m // 20)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key, value in TOLERANCES.items():
+        h.setOptionValue(key, value)
+    empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
+    h.addRows(n, np.ones(n), np.ones(n), 0, empty_i, empty_i, empty_f)
+    block, lo, hi = cone.block()
+    incidence = cone.incidence().tocsc()
+    width = cone.width
+    chosen: list[int] = []
+
+    def add(columns: list[int]) -> None:
+        b = len(columns)
+        first_col = h.getNumCol()
+        costs = np.concatenate([incidence.T @ cost[:, y] for y in columns])
+        inc = sp.hstack([incidence] * b, format="csc")  # every block sums into the same n rows
+        _check(h.addCols(b * width, costs, np.zeros(b * width), np.full(b * width, INF), inc.nnz,
+                  inc.indptr[:-1].astype(np.int32), inc.indices.astype(np.int32), inc.data))
+        rows = sp.block_diag([block] * b, format="csr")
+        rows = sp.hstack([sp.csr_matrix((rows.shape[0], first_col)), rows], format="csr")
+        _check(h.addRows(rows.shape[0], np.tile(lo, b), np.tile(hi, b), rows.nnz,
+                         rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data))
+        chosen.extend(columns)
+
+    add([int(np.argmin(cost.sum(axis=0)))])  # one constant column: a feasible start
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        value = h.getInfo().objective_function_value
+        u = np.asarray(h.getSolution().row_dual)[:n]
+        missing = np.setdiff1d(np.arange(m), chosen)
+        if missing.size == 0:
+            break
+        priced = cone.price(cost[:, missing] - u[:, None])
+        improving = np.flatnonzero(priced < -tol * max(1.0, abs(value)))
+        if improving.size == 0:
+            break
+        best = improving[np.argsort(priced[improving])[:batch]]
+        add([int(missing[i]) for i in best])
+    else:
+        return None  # no proof of optimality within the round limit: use the full LP
+    solution = np.asarray(h.getSolution().col_value)
+    matrix = np.zeros((n, m))
+    for t, y in enumerate(chosen):
+        matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
+    return ColumnGenerationResult(matrix, value, float(u.sum()), rounds, len(chosen),
+                                  time.perf_counter() - start)
+
+
+@register_special_solver
+def ldp_by_columns(problem):
+    """Special solver: ε-LDP (δ = 0) alone with an expected-loss objective, per context."""
+    if len(problem.privacy) != 1 or type(problem.privacy[0]) is not LDP:
+        return None
+    objective = problem.objective
+    if not isinstance(objective, ExpectedLoss):
+        return None
+    start = time.perf_counter()
+    notion = problem.privacy[0]
+    n, m = len(problem.inputs), len(problem.outputs)
+    cone = LDPCone(n, notion.epsilon)
+    build = time.perf_counter() - start
+    raw, bound, rounds, columns, seconds = {}, 0.0, 0, 0, 0.0
+    for key in problem.keys:
+        weights = objective.row_weights.get(key)
+        cost = (weights[:, None] * objective.loss) if weights is not None else np.zeros((n, m))
+        found = solve_by_columns(cost, cone)
+        if found is None:
+            return None
+        raw[key] = found.matrix
+        bound += found.bound
+        rounds += found.rounds
+        columns += found.columns
+        seconds += found.seconds
+    return raw, {"status": "optimal", "name": "HiGHS column generation", "compile_seconds": build,
+                 "solve_seconds": seconds, "objective": bound, "rounds": rounds, "columns": columns}
