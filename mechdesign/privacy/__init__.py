@@ -3,6 +3,7 @@
 from .base import AUDIT_TOL, Audit, Notion
 from .distp import DistP, ProfilePrivacy, Side, XDistP
 from .divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
+from .information import GVulnerability, InformationPrivacy, MinEntropy, MutualInformation
 from .ldp import LDP, ApproxLDP, ldp
 from .metric import MetricPrivacy
 from .target import ApproximateKnowledge, Target
@@ -11,3 +12,4 @@ __all__ = ["AUDIT_TOL", "Audit", "Notion", "DistP", "ProfilePrivacy", "Side", "X
            "ApproxLDP", "ldp", "MetricPrivacy"]
 __all__ += ["DivergenceDistP", "DivergenceDP", "DivergenceXDistP", "DivergenceXDP",
             "ApproximateKnowledge", "Target"]
+__all__ += ["GVulnerability", "InformationPrivacy", "MinEntropy", "MutualInformation"]
