@@ -173,11 +173,12 @@ def cmd_compare(args, console: Console) -> int:
         title = (f"{problem.name}: {problem.objective.kind}, ε = {fmt(comparison.epsilon)}"
                  + (" (baselines calibrated to the problem's constraints)" if not args.native else ""))
         table = Table(title=title, title_justify="left")
-        for col in ("mechanism", "ε used", "objective", "privacy achieved", "holds"):
-            table.add_column(col)
+        table.add_column("mechanism", no_wrap=True)
+        for col in ("ε used", "objective", "privacy achieved", "holds"):
+            table.add_column(col, overflow="fold")
         if args.users:
-            table.add_column(f"Inv {args.measure.upper()}")
-            table.add_column(f"IBU {args.measure.upper()}")
+            table.add_column(f"Inv {args.measure.upper()}", overflow="fold")
+            table.add_column(f"IBU {args.measure.upper()}", overflow="fold")
         for r in comparison.rows:
             if r.status == "n/a":
                 cells = [r.name, "-", "n/a", r.note, "-"]
@@ -252,8 +253,9 @@ def cmd_sweep(args, console: Console) -> int:
             table.add_row(f"{p.epsilon:.6g}", f"[{colour}]{p.result.status}[/]", fmt(p.result.objective),
                           *base, f"{p.seconds:.3f}")
         console.print(table)
-        console.print(f"  {len(result.points)} points in {result.seconds:.2f} s; program compiled "
-                      f"{result.compiles} time(s)")
+        how = (f"program compiled {result.compiles} time(s)" if result.compiles else
+               f"solved by {result.points[0].result.solver.get('name', 'a special solver')} at each point")
+        console.print(f"  {len(result.points)} points in {result.seconds:.2f} s; {how}")
         if args.out:
             console.print(f"wrote {args.out}")
         if args.plot:

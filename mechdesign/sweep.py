@@ -198,7 +198,7 @@ def _special(problem: Problem):
 
 
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
-          baselines: Sequence[str] = (), calibrate: bool = True,
+          baselines: Sequence[str] = (), calibrate: bool = True, use_special: bool = True,
           progress: Callable[[int, int, SweepPoint], None] | None = None) -> SweepResult:
     """Solve ``problem`` at each ε of ``epsilons`` (every notion with an ε gets the value).
 
@@ -208,9 +208,12 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
     distinct shape, and a notion that makes no ε Parameter is recompiled per ε, so every point
     equals an independent solve; ``compiles`` reports how many programs were built (1 in the
     common case). The notions' ε are restored afterwards. Points go in the given order, each
-    solve starting from the previous basis of its program when ``warm_start``. Special-cased solvers (couplings, ...) are used per
-    point when they apply, exactly as ``Problem.solve`` does. ``baselines`` are evaluated at
-    each ε (calibrated to the problem's constraints unless ``calibrate`` is False).
+    solve starting from the previous basis of its program when ``warm_start``.
+
+    Special-cased solvers (couplings, LDP column generation, ...) are used per point when they
+    apply, exactly as ``Problem.solve`` does; no program is compiled then. ``use_special=False``
+    forces the compiled program instead. ``baselines`` are evaluated at each ε (calibrated to
+    the problem's constraints unless ``calibrate`` is False).
     """
     global _COMPILES
     from .compare import baseline_row, parse_baselines
@@ -233,7 +236,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
             t0 = time.perf_counter()
             e = float(e)
             structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
-            found = _special(problem)
+            found = _special(problem) if use_special else None
             warm = False
             if found is not None:
                 raw, info = found

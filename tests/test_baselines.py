@@ -308,3 +308,14 @@ def test_uniform_is_zero_ldp_and_identity_claims_nothing_and_leaks_everything():
     ident = B.identity(4)
     assert ident.claims == ()
     assert level(ident, LDP(1.0))[0] == math.inf
+
+
+@pytest.mark.parametrize("side,step,eps", [(3, 1.1, 0.9), (5, 1.0, 0.8)])
+def test_planar_mechanisms_agree_with_qif_on_square_grids(side, step, eps):
+    qif = pytest.importorskip("qif")  # optional peer; mechdesign never imports it
+    geo = qif.mechanism.geo_ind
+    # qif integrates by Monte Carlo (~1e-5) and truncates the geometric sums at 1 − 1e-6
+    np.testing.assert_allclose(B.planar_laplace((side, side), eps, step).matrix,
+                               np.asarray(geo.planar_laplace_grid(side, side, step, eps)), atol=1e-4)
+    np.testing.assert_allclose(B.planar_geometric((side, side), eps, step).matrix,
+                               np.asarray(geo.planar_geometric_grid(side, side, step, eps)), atol=1e-6)

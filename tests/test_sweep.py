@@ -34,7 +34,7 @@ def test_sweep_compiles_once_and_equals_independent_single_solves():
     problem = ldp_problem()
     eps = np.linspace(0.2, 3.0, 8)
     before = sweep_module.compile_count()
-    result = sweep(problem, eps)
+    result = sweep(problem, eps, use_special=False)  # the LP itself, not a special solver
     assert sweep_module.compile_count() - before == 1
     assert result.compiles == 1 and result.canonicalizations == 1  # cvxpy reused its cached map
     assert all(p.result.status == "optimal" for p in result.points)
@@ -45,7 +45,9 @@ def test_sweep_compiles_once_and_equals_independent_single_solves():
 
 
 def test_sweep_of_a_metric_privacy_problem_equals_single_solves():
-    make = lambda: mechdesign.load_problem("problems/dprivacy-line.toml")  # noqa: E731
+    def make():
+        return mechdesign.load_problem("problems/dprivacy-line.toml")
+
     eps = [1.0, 0.5, 2.0]  # not sorted: compiled at the largest ε, points in the given order
     result = sweep(make(), eps)
     assert result.compiles == 1
@@ -56,7 +58,9 @@ def test_sweep_of_a_metric_privacy_problem_equals_single_solves():
 
 
 def test_sweep_of_a_profile_problem_equals_single_solves():
-    make = lambda: mechdesign.load_problem("problems/categorical-chain.toml")  # noqa: E731
+    def make():
+        return mechdesign.load_problem("problems/categorical-chain.toml")
+
     eps = [0.1, 0.5, 1.0, 2.0]
     result = sweep(make(), eps)
     assert result.compiles == 1 and all(p.result.holds for p in result.points)
@@ -65,8 +69,8 @@ def test_sweep_of_a_profile_problem_equals_single_solves():
 
 def test_cold_sweep_gives_the_same_values_without_warm_starts():
     eps = [0.5, 1.0, 1.5]
-    warm = sweep(ldp_problem(15), eps)
-    cold = sweep(ldp_problem(15), eps, warm_start=False)
+    warm = sweep(ldp_problem(15), eps, use_special=False)
+    cold = sweep(ldp_problem(15), eps, warm_start=False, use_special=False)
     assert not any(p.warm for p in cold.points) and cold.compiles == 1
     np.testing.assert_allclose(warm.objectives, cold.objectives, rtol=1e-8)
 
@@ -74,7 +78,7 @@ def test_cold_sweep_gives_the_same_values_without_warm_starts():
 def test_sweep_baseline_curves_are_never_below_the_design():
     problem = ldp_problem(12)
     result = sweep(problem, [0.5, 1.0, 2.0], baselines=["krr", "geometric", "uniform"])
-    for name, curve in result.baselines.items():
+    for curve in result.baselines.values():
         assert len(curve) == 3
         for point, c in zip(result.points, curve):
             assert c["holds"] is True
@@ -82,7 +86,7 @@ def test_sweep_baseline_curves_are_never_below_the_design():
     # k-ary RR is put at exactly the swept ε (it is exactly ε-LDP)
     assert [c["epsilon_used"] for c in result.baselines["krr"]] == [0.5, 1.0, 2.0]
     d = result.to_dict()
-    assert d["compiles"] == 1 and len(d["points"]) == 3 and set(d["baselines"]) == {"krr", "geometric", "uniform"}
+    assert d["compiles"] == result.compiles and len(d["points"]) == 3 and set(d["baselines"]) == {"krr", "geometric", "uniform"}
 
 
 @pytest.mark.parametrize("text,match", [("0.5:3", "START:STOP:COUNT"), ("a:b:3", "numbers"),
@@ -128,3 +132,26 @@ def test_a_sweep_crossing_the_coefficient_limit_compiles_once_per_program_shape(
         assert point.result.objective == pytest.approx(single.objective, rel=1e-7)
         assert point.result.solver["relaxed"] == single.solver["relaxed"]
     assert [p.result.solver["relaxed"] for p in result.points] == [False, False, False]
+
+
+def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeypatch):
+    calls = []
+
+    def special(problem):  # a stand-in special solver: k-ary RR is optimal for this problem
+        if problem.name != "special-rr":
+            return None
+        eps = problem.privacy[0].epsilon
+        calls.append(eps)
+        return {"default": mechdesign.baselines.krr(4, eps).matrix}, {
+            "status": "optimal", "name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0}
+
+    monkeypatch.setattr(sweep_module, "SPECIAL_SOLVERS", [special])
+    p = mechdesign.problem_from_dict({
+        "name": "special-rr", "inputs": {"size": 4}, "privacy": [{"notion": "ldp", "epsilon": 1.0}],
+        "objective": {"kind": "error-probability"}})
+    result = sweep(p, [0.5, 1.5])
+    assert calls == [0.5, 1.5] and result.compiles == 0
+    assert [pt.result.solver["name"] for pt in result.points] == ["stand-in"] * 2
+    forced = sweep(p, [0.5, 1.5], use_special=False)
+    assert forced.compiles == 1 and calls == [0.5, 1.5]
+    np.testing.assert_allclose(forced.objectives, result.objectives, rtol=1e-8)  # kRR is optimal
