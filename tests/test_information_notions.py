@@ -196,3 +196,15 @@ def test_bad_information_input_exits_2_with_a_clear_message(run_cli, tmp_path, p
     assert code == 2
     assert message in err and "bad.toml" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("notion", ["min-entropy", "g-vulnerability"])
+def test_sweeping_bits_compiles_once_and_follows_the_closed_form(notion):
+    from mechdesign.sweep import sweep
+
+    prob = problem([{"notion": notion, "bits": 0.5}], {"kind": "error-probability"},
+                   inputs={"size": 4})
+    result = sweep(prob, [0.2, 0.6, 1.0])
+    for point in result.points:
+        assert point.result.status == "optimal" and point.result.holds
+        assert point.result.objective == pytest.approx(1 - 2 ** point.epsilon / 4, abs=1e-8)

@@ -249,12 +249,28 @@ class GVulnerability(Notion):
     def _weighted(self, key):
         return self.gain * self.priors[key][None, :]
 
+    def _bound(self, key: str, epsilon: float) -> float:
+        """v for this key when the notion's number (``bound`` or ``bits``) is ``epsilon``."""
+        if self.leakage_bits is not None:
+            return self.prior_vulnerability[key] * 2.0 ** epsilon
+        return float(epsilon)
+
+    def set_epsilon(self, epsilon: float) -> None:
+        """Sweeps change ``bits`` (or ``bound``) in place."""
+        super().set_epsilon(epsilon)
+        if self.leakage_bits is not None:
+            self.leakage_bits = self.epsilon
+        self.bounds = {k: self._bound(k, self.epsilon) for k in self.priors}
+
     def constraints(self, K):
         out = []
         for key, var in K.items():
             post = self._weighted(key) @ var
             t = cp.Variable(var.shape[1])
-            out += [post <= _broadcast_row(t, post.shape[0]), cp.sum(t) <= self.bounds[key]]
+            bound = self.bounds[key]
+            if bound >= 0:
+                bound = self.coefficient(f"bound_{key}", lambda e, k=key: self._bound(k, e))
+            out += [post <= _broadcast_row(t, post.shape[0]), cp.sum(t) <= bound]
         return out
 
     def level(self, key: str, k: np.ndarray) -> float:
