@@ -147,9 +147,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_SYMBOLS = {"epsilon": "ε", "delta": "δ"}
+
+
+def _short(value) -> str:
+    """Six significant digits for the compare table (the JSON keeps full precision)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "∞" if value == float("inf") else f"{value:.6g}"
+    return "-" if value is None else str(value)
+
+
 def cmd_compare(args, console: Console) -> int:
     from .compare import compare, fmt_mean_std, parse_baselines
-    from .render import fmt, levels
+    from .render import fmt
 
     names = parse_baselines(args.baselines) if args.baselines is not None else None
     problem = load_problem(args.file)
@@ -173,27 +183,30 @@ def cmd_compare(args, console: Console) -> int:
         title = (f"{problem.name}: {problem.objective.kind}, ε = {fmt(comparison.epsilon)}"
                  + (" (baselines calibrated to the problem's constraints)" if not args.native else ""))
         table = Table(title=title, title_justify="left")
-        table.add_column("mechanism", no_wrap=True)
-        for col in ("ε used", "objective", "privacy achieved", "holds"):
-            table.add_column(col, overflow="fold")
+        for col in ("mechanism", "ε used", "objective"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("privacy achieved", overflow="fold")
+        table.add_column("holds", no_wrap=True)
         if args.users:
             table.add_column(f"Inv {args.measure.upper()}", overflow="fold")
             table.add_column(f"IBU {args.measure.upper()}", overflow="fold")
         for r in comparison.rows:
             if r.status == "n/a":
-                cells = [r.name, "-", "n/a", r.note, "-"]
+                cells = [r.name, "-", "n/a", "-", "-"]
             else:
-                privacy = "-" if r.certificate is None else "; ".join(levels(a.achieved) for a in r.certificate)
+                privacy = "-" if r.certificate is None else "; ".join(
+                    ", ".join(f"{_SYMBOLS.get(k, k)}={_short(v)}" for k, v in a.achieved.items())
+                    for a in r.certificate)
                 holds = "-" if r.holds is None else ("[green]yes[/]" if r.holds else "[red]NO[/]")
-                cells = [r.name, fmt(r.epsilon), fmt(r.objective), privacy or "(no constraints)", holds]
+                cells = [r.name, _short(r.epsilon), _short(r.objective), privacy or "(no constraints)", holds]
             if args.users:
                 cells += [fmt_mean_std(r.estimation, "inv", args.measure),
                           fmt_mean_std(r.estimation, "ibu", args.measure)]
             table.add_row(*cells)
         console.print(table)
         for r in comparison.rows:
-            if r.status not in ("n/a", "ok", "optimal") or (r.note and r.status != "n/a"):
-                console.print(f"  {r.name}: {r.status}{' - ' + r.note if r.note else ''}")
+            if r.status not in ("ok", "optimal") or r.note:
+                console.print(f"  {r.name}: {r.status}{': ' + r.note if r.note else ''}")
         if args.users:
             console.print(f"  estimation: {args.users} users x {args.trials} trials (seed {args.seed}), "
                           f"mean ± std of the {args.measure.upper()} between λ and its estimate")

@@ -283,7 +283,30 @@ def emd(a, b, cost) -> float:
     from .coupling import wasserstein
 
     a, b = (np.clip(np.asarray(v, float), 0.0, None) for v in (a, b))
-    return float(wasserstein(a / a.sum(), b / b.sum(), np.asarray(cost, float), p=1))
+    a, b, cost = a / a.sum(), b / b.sum(), np.asarray(cost, float)
+    try:
+        return float(wasserstein(a, b, cost, p=1))
+    except RuntimeError:
+        # coupling.wasserstein has been seen to refuse masses around 1e-11..1e-25 ("transportation
+        # LP infeasible with a feasible staircase"); solve the transportation LP directly then
+        return _transport_lp(a, b, cost)
+
+
+def _transport_lp(a, b, cost) -> float:
+    """W1 as the transportation LP min Σ γ c, γ 1 = a, γᵀ1 = b, γ >= 0 (HiGHS via SciPy)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    n, m = cost.shape
+    rows = sp.kron(sp.identity(n), np.ones((1, m))).tocsr()
+    cols = sp.kron(np.ones((1, n)), sp.identity(m)).tocsr()[:-1]  # the last is implied (Σa = Σb);
+    # keeping it lets round-off make the equalities inconsistent (HiGHS presolve: "infeasible")
+    res = linprog(cost.ravel(), A_eq=sp.vstack([rows, cols]).tocsc(), b_eq=np.concatenate([a, b[:-1]]),
+                  bounds=(0, None), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:
+        raise RuntimeError(f"the transportation LP for the EMD failed: {res.message}")
+    return float(res.fun)
 
 
 def errors(true, est, cost=None, measures=MEASURES) -> dict[str, float]:

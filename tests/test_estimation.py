@@ -166,3 +166,22 @@ def test_errors_with_no_ground_metric_make_emd_equal_tv():
     assert out["emd"] == pytest.approx(out["tv"], abs=1e-12)
     with pytest.raises(ProblemError, match="unknown accuracy measure"):
         errors(a, b, measures=["kl"])
+
+
+def test_emd_with_tiny_masses_equals_the_transportation_lp():
+    # estimates carry masses like 1e-26 and 1e-11 (IBU); the EMD must still be the exact W1
+    from mechdesign.estimation import _transport_lp
+
+    pts = np.array([(r, c) for r in range(5) for c in range(5)], dtype=float)
+    cost = np.linalg.norm(pts[:, None] - pts[None, :], axis=2)
+    rng = np.random.default_rng(4)
+    a = np.full(25, 0.04)
+    b = rng.dirichlet(np.ones(25))
+    b[[0, 3, 7, 11, 19]] = [7.5e-26, 3.5e-11, 4.8e-11, 5.5e-11, 2.9e-9]
+    b /= b.sum()
+    value = emd(a, b, cost)
+    assert value == pytest.approx(_transport_lp(a, b, cost), abs=1e-9)
+    x = np.sort(rng.uniform(0, 5, 25))  # and the LP itself against the line's closed form
+    line = np.abs(x[:, None] - x[None, :])
+    assert _transport_lp(a, b, line) == pytest.approx(float(np.sum(np.abs(np.cumsum(a - b))[:-1] * np.diff(x))),
+                                                      abs=1e-9)
