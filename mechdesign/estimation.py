@@ -95,7 +95,9 @@ def matrix_inversion(K, counts, project: bool = True) -> np.ndarray:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", RuntimeWarning)
                 theta = np.linalg.solve(k.T, q)
-            if not np.all(np.isfinite(theta)) or np.linalg.cond(k) > 1e14:
+            # an ill-conditioned solve shows as a large residual or blown-up entries
+            if not np.all(np.isfinite(theta)) or np.abs(theta @ k - q).max() > 1e-9 \
+                    or np.abs(theta).max() > 1e12:
                 theta = None
         except (np.linalg.LinAlgError, RuntimeWarning):
             theta = None
@@ -230,9 +232,6 @@ def ibu(K, counts, *, tol: float = 1e-8, max_iter: int = 100_000, init=None,
             evals += 1
             candidate = stabilised
         theta = candidate
-    else:
-        if change > tol:
-            converged = False
     pred = theta @ ks
     with np.errstate(divide="ignore", invalid="ignore"):
         g = ks @ np.where(pred > 0, qs / pred, 0.0)
