@@ -67,7 +67,7 @@ def cmd_solve(args, console: Console) -> int:
         result.extra["baselines"] = extra
     if args.out:
         result.write(args.out)
-    if getattr(args, "plot", None):
+    if getattr(args, "plot", None) and result.mechanisms:
         from .plots import plot_mechanisms
         plot_mechanisms(result, args.plot)
     if args.json:
@@ -78,7 +78,7 @@ def cmd_solve(args, console: Console) -> int:
         if args.out:
             console.print(f"wrote {args.out}")
         if getattr(args, "plot", None):
-            console.print(f"wrote {args.plot}")
+            console.print(f"wrote {args.plot}" if result.mechanisms else "no plot: the solve returned no mechanism")
     return EXIT_OK if result.status == "optimal" else EXIT_FAIL
 
 
