@@ -898,9 +898,12 @@ def coupling(lam, mu, cost="absolute", *, points_x=None, points_y=None, sparse: 
       With coordinates, points are clustered in fours along a k-d tree and the coarse problem
       between centroids is solved first (recursively); its plan, disaggregated inside each
       coarse cell, is a feasible start and its c-transformed potentials select candidate pairs.
-      Then every round prices all n·m pairs in chunks of ~2·10^6 and adds each row's and each
-      column's most negative reduced cost, until none is below −1e-10·max c. The final pass is
-      the certificate's dual-feasibility check.
+      Then every round prices all n·m pairs in cache-sized chunks (2^18 entries, so memory
+      stays bounded) and adds each row's and each column's most negative reduced cost, until
+      none is below −1e-10·max c. The final pass is the certificate's dual-feasibility check.
+      Measured against POT's network simplex (``benchmarks/bench_coupling.py``): about 1.5–2×
+      its time from n = 3000 up, 4–5× at n = 1000 and ~10× at n = 300 (HiGHS's general
+      simplex costs more per pivot than a network simplex).
 
     Examples
     --------
