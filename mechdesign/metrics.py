@@ -161,6 +161,8 @@ class Metric:
             dd = d[i, j]
             # equal points: distance 0 means both rows must be equal (handled as ratio 1)
             i, j = i[dd >= 0], j[dd >= 0]
+        elif self.kind == "euclidean" and _is_full_lattice(domain.points):
+            i, j = _lattice_pairs_without_intermediate(domain.points)
         else:
             i, j = _pairs_without_intermediate(d)
         i, j = np.concatenate([i, j]), np.concatenate([j, i])
@@ -186,6 +188,32 @@ def haversine_km(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
     lat2, lon2 = np.radians(pb[:, 0])[None, :], np.radians(pb[:, 1])[None, :]
     h = np.sin((lat2 - lat1) / 2) ** 2 + np.cos(lat1) * np.cos(lat2) * np.sin((lon2 - lon1) / 2) ** 2
     return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+
+
+def _is_full_lattice(points: np.ndarray | None) -> bool:
+    """True when the points are every node of an evenly spaced rectangular 2-D grid."""
+    if points is None or points.ndim != 2 or points.shape[1] != 2 or len(points) < 4:
+        return False
+    xs, ys = np.unique(points[:, 0]), np.unique(points[:, 1])
+    if xs.size * ys.size != len(points) or xs.size < 2 or ys.size < 2:
+        return False
+    dx, dy = np.diff(xs), np.diff(ys)
+    if not (np.allclose(dx, dx[0]) and np.allclose(dy, dy[0]) and np.isclose(dx[0], dy[0])):
+        return False
+    return len({(float(a), float(b)) for a, b in points}) == len(points)
+
+
+def _lattice_pairs_without_intermediate(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """On a full square lattice a grid node lies strictly between nodes (dx, dy) apart, in
+    lattice steps, exactly when gcd(|dx|, |dy|) > 1: O(n²) instead of O(n³)."""
+    step = np.diff(np.unique(points[:, 0]))[0]
+    ij = np.rint((points - points.min(axis=0)) / step).astype(np.int64)
+    n = len(points)
+    i, j = np.triu_indices(n, k=1)
+    dx = np.abs(ij[i, 0] - ij[j, 0])
+    dy = np.abs(ij[i, 1] - ij[j, 1])
+    keep = np.gcd(dx, dy) == 1
+    return i[keep], j[keep]
 
 
 def _pairs_without_intermediate(d: np.ndarray, rtol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:

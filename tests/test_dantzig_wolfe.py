@@ -60,3 +60,37 @@ def test_long_line_matches_closed_form_and_keeps_far_entries_positive():
     assert result.status == "optimal"
     assert result.objective == pytest.approx(remapped_truncated_geometric_loss(n, 1.0), rel=1e-7)
     assert np.all(result.mechanism.matrix > 0)
+
+
+@pytest.mark.parametrize("kind,seed", [("euclidean", 0), ("manhattan", 1), ("euclidean-random", 2),
+                                       ("haversine", 3)])
+def test_cone_rays_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "euclidean-random":
+        dom, metric = Domain.from_points(rng.random((32, 2)) * 4), Metric("euclidean")
+    elif kind == "haversine":
+        dom = Domain.from_points(np.column_stack([40 + rng.random(30), -100 + rng.random(30)]))
+        metric = Metric("haversine")
+    else:
+        dom, metric = Domain.from_grid(6, 6), Metric(kind)
+    d = metric.distances(dom)
+    eps = 0.02 if kind == "haversine" else 0.8
+    problem = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
+                      objective=ExpectedLoss(d, {"default": rng.dirichlet(np.ones(len(dom)))}))
+    ours = problem.solve()
+    assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)"
+    plain = problem.solve(solver="highs")
+    assert ours.status == plain.status == "optimal"
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+    assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
+    assert ours.certificate[0].holds
+
+
+def test_lattice_shortcut_finds_the_same_pairs_as_the_general_betweenness_test():
+    from mechdesign.metrics import _pairs_without_intermediate
+
+    dom = Domain.from_grid(5, 7, cell=1.5)
+    metric = Metric("euclidean")
+    i, j, _ = metric.privacy_pairs(dom)
+    gi, gj = _pairs_without_intermediate(metric.distances(dom))
+    assert set(zip(i.tolist(), j.tolist())) == set(zip(gi.tolist(), gj.tolist())) | set(zip(gj.tolist(), gi.tolist()))
