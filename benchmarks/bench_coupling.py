@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import time
 import warnings
@@ -190,6 +191,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     args = ap.parse_args(argv)
+    load_start = os.getloadavg()
     rows = []
     rows.append(bench_line(10**5 if args.quick else 10**6))
     sizes = [300, 1000] if args.quick else [300, 1000, 3000, 10000]
@@ -205,7 +207,9 @@ def main(argv=None):
         pot = metadata.version("POT")
     except metadata.PackageNotFoundError:
         pot = None
-    path = write_results("coupling", rows, peer_versions={"POT": pot})
+    # the machine is shared with other work: the load says how disturbed the times are
+    path = write_results("coupling", rows, peer_versions={"POT": pot},
+                         load_average_1_5_15min={"start": load_start, "end": os.getloadavg()})
     print(f"wrote {path}")
 
 
