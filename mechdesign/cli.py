@@ -276,6 +276,103 @@ def cmd_sweep(args, console: Console) -> int:
     return EXIT_OK if all(p.result.status == "optimal" for p in result.points) else EXIT_FAIL
 
 
+# --- bench (issue 6) ------------------------------------------------------------------------
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def cmd_bench(args, console: Console) -> int:
+    from .bench import SUITES, check_names
+    from .bench.common import pyplot
+    from .executor import make_executor
+
+    if args.list:
+        from rich.table import Table
+
+        table = Table(title="benchmark suites (mechdesign bench SUITE ...)", title_justify="left")
+        table.add_column("suite", no_wrap=True)
+        table.add_column("what it runs", overflow="fold")
+        for name, (_, text) in SUITES.items():
+            table.add_row(name, text)
+        console.print(table)
+        return EXIT_OK
+    names = check_names(args.suites)
+    pyplot()  # fail fast (exit 2) when matplotlib is missing
+    command = "mechdesign bench " + " ".join(args.argv)
+    status = EXIT_OK
+    with make_executor(args.workers, args.scheduler, args.dask_local) as executor:
+        for name in names:
+            try:
+                data, report = _run_bench_suite(name, args, executor, command, console)
+            except ProblemError:
+                raise
+            except Exception as exc:  # noqa: BLE001 — one failing suite does not stop the others
+                import traceback
+
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                console.print(f"[red]{name}: failed: {type(exc).__name__}: {exc}[/] "
+                              f"({Path(where.filename).name}:{where.lineno})", markup=True, highlight=False)
+                status = EXIT_FAIL
+                continue
+            _print_bench(name, data, report, args.out, console)
+            if report.status == "ok" and not report.holds:
+                status = EXIT_FAIL
+    return status
+
+
+def _run_bench_suite(name, args, executor, command, console):
+    from .bench import run_suite
+
+    if not console.is_terminal:
+        console.print(f"running {name}{' (quick)' if args.quick else ''} ...")
+        return run_suite(name, args.out, quick=args.quick, executor=executor, time_limit=args.time_limit,
+                         command=command)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        tasks: dict = {}
+
+        def progress(label, done, total):
+            key = f"{name}: {label}"
+            if key not in tasks:
+                tasks[key] = bar.add_task(key, total=total)
+            bar.update(tasks[key], completed=done, total=total)
+        return run_suite(name, args.out, quick=args.quick, executor=executor, time_limit=args.time_limit,
+                         command=command, progress=progress)
+
+
+def _print_bench(name, data, report, out, console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    if report.status != "ok":
+        console.print(f"[yellow]{name}: {report.status}[/]: {escape(report.message)}")
+    if report.table is not None:
+        title, columns, rows = report.table
+        table = Table(title=escape(f"{name}: {title}"), title_justify="left")
+        for col in columns:
+            table.add_column(escape(str(col)), overflow="fold")
+        for row in rows:
+            table.add_row(*[escape(str(c)) for c in row])
+        console.print(table)
+    if report.checks:
+        bad = [c for c in report.checks if not c.holds]
+        console.print(f"  facts checked: {len(report.checks) - len(bad)} of {len(report.checks)} hold")
+        for c in report.checks:
+            mark = "[green]✓[/]" if c.holds else "[red]✗[/]"
+            console.print(f"   {mark} {escape(c.name)}" + (f" — {escape(c.detail)}" if c.detail and not c.holds else ""))
+    files = [f"{name}.json", *data.get("figures", [])]
+    console.print(f"  {data['seconds']:.1f} s; wrote {', '.join(str(Path(out) / f) for f in files)}")
+
+
 class _Null:
     def __enter__(self):
         return self
@@ -331,6 +428,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the sweep as JSON")
     p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
     p.set_defaults(run=cmd_sweep)
+
+    p = sub.add_parser("bench", help="benchmark suites: the papers' experiments, peers, scale (JSON + PNG)")
+    p.add_argument("suites", nargs="*", metavar="SUITE", help="suites to run (default: all; see --list)")
+    p.add_argument("--list", action="store_true", help="name the suites and exit")
+    p.add_argument("--out", default="bench-results", metavar="DIR",
+                   help="folder for SUITE.json and the PNG figures (default bench-results/)")
+    p.add_argument("--quick", action="store_true", help="a small version of every suite (seconds)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run the solves on this Dask scheduler "
+                       "(pip install 'mechdesign[dask]')")
+    where.add_argument("--dask-local", action="store_true", help="start a Dask LocalCluster for the run")
+    p.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="local processes or LocalCluster workers (default: the CPUs; 1 runs in this process)")
+    p.add_argument("--time-limit", type=_seconds, metavar="SECONDS",
+                   help="per-instance limit for isolated instances (scale, peers): a slower instance is "
+                        "recorded as timed out (default: 3600 s scale, 600 s peers, 120 s with --quick)")
+    p.set_defaults(run=cmd_bench)
     return parser
 
 
@@ -340,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_INPUT if exc.code not in (0, None) else EXIT_OK
+    if args.command == "bench":
+        args.argv = list(argv if argv is not None else sys.argv[1:])[1:]
     console = Console(stderr=False)
     warnings.filterwarnings("ignore", module="cvxpy")
     try:
