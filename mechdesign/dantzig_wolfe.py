@@ -162,6 +162,24 @@ class LinePricing:
         return v
 
 
+def _line_box_minimum(a: np.ndarray, points: np.ndarray, epsilon: float) -> float:
+    """min Σ a_x v_x over the line cone with 0 <= v <= 1 (an LP with |X| variables)."""
+    n = a.size
+    up = np.exp(epsilon * np.diff(points))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addCols(n, a, np.zeros(n), np.ones(n), 0, np.zeros(n, dtype=np.int32), np.array([], dtype=np.int32),
+              np.array([]))
+    x = np.arange(n - 1)
+    for first, second in ((x, x + 1), (x + 1, x)):  # v_first − e^{εg} v_second <= 0
+        starts = np.arange(0, 2 * (n - 1), 2, dtype=np.int32)
+        index = np.column_stack([first, second]).ravel().astype(np.int32)
+        values = np.column_stack([np.ones(n - 1), -up]).ravel()
+        h.addRows(n - 1, np.full(n - 1, -INF), np.zeros(n - 1), 2 * (n - 1), starts, index, values)
+    h.run()
+    return h.getInfo().objective_function_value
+
+
 @dataclass
 class RaySolution:
     matrix: np.ndarray
@@ -205,9 +223,13 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
                 new_y.append(y)
                 new_v.append(candidates[best])
         if not new_y:
-            if negative.size:
-                return None  # an improving direction exists that no ray here captures: full LP
-            bound = float(u.sum() + np.minimum(exact - a, 0.0).sum())
+            # rigorous bound (K <= 1): Σu + Σ_y min over {v in the cone, 0 <= v <= 1} of a·v, the
+            # box minimum computed by a small LP for the few columns the scale-free pricing
+            # still calls negative (their improvement hides behind one huge ray entry)
+            box = sum(min(0.0, _line_box_minimum(a[:, y], points, epsilon)) for y in negative)
+            if value - (u.sum() + box) > tol * max(1.0, abs(value)):
+                return None  # an improving direction no ray here captures: use the full LP
+            bound = float(u.sum() + box + np.minimum(exact - a, 0.0).sum())  # and the round-off
             return RaySolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
         master.add(new_y, new_v)
     return None
@@ -309,17 +331,21 @@ def envelope_ray(v: np.ndarray, distances: np.ndarray, epsilon: float) -> np.nda
     return out
 
 
-def _pool_rays(pool: list[np.ndarray], a: np.ndarray, threshold: float, master: RayMaster):
-    """For each output, the pooled ray with the most negative reduced cost, if it prices out."""
+def _pool_rays(pool: list[np.ndarray], a: np.ndarray, threshold: float, used: set):
+    """For each output, the pooled ray with the most negative reduced cost, if it prices out and
+    that output does not have it yet (``used`` holds (output, ray index) pairs)."""
     if not pool:
         return [], []
     rays = np.vstack(pool)
     reduced = rays @ a  # (rays, outputs)
+    for y, r in used:
+        reduced[r, y] = np.inf
     best = reduced.argmin(axis=0)
     new_y, new_v = [], []
     for y in np.flatnonzero(reduced[best, np.arange(a.shape[1])] < threshold):
         new_y.append(int(y))
         new_v.append(rays[best[y]].copy())
+        used.add((int(y), int(best[y])))
     return new_y, new_v
 
 
@@ -361,15 +387,21 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     pricing = ConePricing(distances, pairs, epsilon, initial=INITIAL_RADIUS * nearest)
     bound = -np.inf
     pool: list[np.ndarray] = []
+    used: set[tuple[int, int]] = set()
+    noise = 1e-9 * float(np.abs(cost).max())  # the master's dual round-off
+    previous = None
     for rounds in range(1, max_rounds + 1):
         solved = master.solve()
         if solved is None:
             return None
         value, u = solved
         a = cost - u[:, None]
-        threshold = -gap * max(abs(value), 1e-300) / max(m, 1)
-        # cheap rays first: every ray priced so far, tried on every output
-        new_y, new_v = _pool_rays(pool, a, threshold, master)
+        threshold = -max(gap * abs(value) / max(m, 1), noise)
+        # cheap rays first (every ray priced so far, tried on every output), as long as they
+        # keep lowering the master value; otherwise exact pricing
+        stalled = previous is not None and value > previous - noise
+        previous = value
+        new_y, new_v = ([], []) if stalled else _pool_rays(pool, a, threshold, used)
         if not new_y:  # exact (box-normalised) pricing: new rays and a rigorous bound
             lagrangian = float(u.sum())
             violated = np.zeros(pricing.i.size, dtype=bool)
@@ -382,6 +414,7 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
                     if ray @ a[:, y] < threshold:
                         new_y.append(y)
                         new_v.append(ray)
+            used.update((y, len(pool) + t) for t, y in enumerate(new_y))
             pool.extend(new_v)
             pricing.activate(violated)  # once per round: the model keeps its basis in between
             bound = max(bound, lagrangian)

@@ -178,8 +178,21 @@ def relative_gap(value: float, bound: float, scale: float) -> float:
     return max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300)
 
 
+#: From this many matrix entries on, HiGHS's interior point method (with crossover to a basic
+#: solution) replaces the simplex: measured on a 20-profile × 50-category profile LP, the dual
+#: simplex took 445 s against 5.3 s for IPM + crossover, for the same optimum.
+IPM_FROM_ENTRIES = 40_000
+
+
+def highs_options(program: Program) -> dict:
+    entries = sum(v.size for v in program.variables.values())
+    if entries >= IPM_FROM_ENTRIES and program.highs is None:
+        return {**HIGHS_OPTIONS, "highs_options": {"solver": "ipm"}}  # nested: "solver" clashes with cvxpy's
+    return dict(HIGHS_OPTIONS)
+
+
 def _highs(program: Program, verbose: bool):
-    program.problem.solve(solver=program.highs or cp.HIGHS, verbose=verbose, **HIGHS_OPTIONS)
+    program.problem.solve(solver=program.highs or cp.HIGHS, verbose=verbose, **highs_options(program))
 
 
 def _conic(name: str) -> Callable:
