@@ -31,6 +31,8 @@ from .privacy.base import AUDIT_TOL, Audit
 LN2 = float(np.log(2.0))
 #: Blahut–Arimoto iterations before the Newton phase
 _WARM = 50
+_RIDGE_POWER = 1.5
+_BARRIER_ROUNDS = 5
 
 
 def _blas_one_thread(size: int):
@@ -197,8 +199,11 @@ def shannon_capacity(K, tol: float = 1e-9, max_iter: int = 100_000) -> CapacityR
     along A's null space and pivots there (as in the simplex method) reduce S to a basis. Rows
     within 1e-6 of each other in L1 are solved as one representative per group, the member
     with the largest divergence, re-chosen until stable (and all rows if that leaves a gap).
-    A stalled Newton phase falls back to Blahut–Arimoto from a smoothed prior. All-zero columns
-    are dropped. Large channels use one BLAS thread (threadpoolctl, when installed). The two
+    When the active set stalls (smooth channels, such as the discretised Gaussian one, whose
+    rows are near mixtures of their neighbours and whose optimal input is a few mass points), a
+    log-barrier interior-point phase over all rows (maximise I + μ Σ ln π_x, μ → tol/|X|)
+    locates the support and the active set finishes on it; Blahut–Arimoto from a smoothed prior
+    is the last resort. All-zero columns are dropped. Large channels use one BLAS thread (threadpoolctl, when installed). The two
     bounds are always evaluated on the full channel.
 
     Parameters
@@ -324,6 +329,7 @@ def _capacity_core(K: np.ndarray, tol: float, max_iter: int, negH: np.ndarray | 
     p = np.full(m, 1.0 / m)
     iters = 0
     warm = _WARM
+    barrier_rounds = 0
     while iters < max_iter:
         # Blahut–Arimoto phase (warm start, or recovery after a stalled Newton phase)
         D = None
@@ -346,6 +352,20 @@ def _capacity_core(K: np.ndarray, tol: float, max_iter: int, negH: np.ndarray | 
         p, iters, _ = _newton_phase(K, KT, negH, p, W, track, tol, iters, max_iter)
         if track.gap <= tol or iters >= max_iter:
             break
+        if barrier_rounds < _BARRIER_ROUNDS:
+            # stalled active set (ill-conditioned: smooth channels whose rows are near mixtures
+            # of their neighbours): a log-barrier interior-point method over all the rows
+            barrier_rounds += 1
+            p, iters = _barrier_phase(K, KT, negH, track.p, track, tol, iters, max_iter)
+            if track.gap <= tol or iters >= max_iter:
+                break
+            # the barrier path has found the support: finish with the active set on it
+            W = np.flatnonzero(p >= 1e-8 * p.max())
+            p = np.where(np.isin(np.arange(m), W), p, 0.0)
+            p /= p.sum()
+            p, iters, _ = _newton_phase(K, KT, negH, p, W, track, tol, iters, max_iter)
+            if track.gap <= tol or iters >= max_iter:
+                break
         # stalled: smooth the prior (revives zero components) and run more BA iterations
         p = 0.999 * track.p + 0.001 / m
         warm = 200
@@ -406,11 +426,12 @@ def _newton_phase(K, KT, negH, p, W, track: _Tracker, tol: float, iters: int, ma
         KW = K[np.ix_(W, np.flatnonzero(pos))] if not pos.all() else K[W]
         A = (KW / q[pos]) @ KW.T
         DW = D[W]
-        if len(W) > KW.shape[1]:
-            # more rows than outputs: the Hessian is singular (some optimal prior has at most
-            # |Y| rows, Carathéodory); pivot along its null space down to a basis first
+        if len(W) > KW.shape[1] or _nearly_singular(A):
+            # more rows than outputs, or rows that are (near) mixtures of others (smooth
+            # channels such as the Gaussian one): the Hessian is (near) singular and some
+            # optimal prior uses fewer rows (Carathéodory); pivot along its null space first
             pn, In = _null_space_pivots(K, KT, negH, W, p, A, DW, lb)
-            if In > lb:
+            if (pn[W] > 0).sum() < (p[W] > 0).sum() or In > lb:
                 p = pn
                 keep = p[W] > 0
                 W, A, DW = W[keep], A[np.ix_(keep, keep)], DW[keep]
@@ -435,6 +456,61 @@ def _newton_phase(K, KT, negH, p, W, track: _Tracker, tol: float, iters: int, ma
             p = pn
         W = W[p[W] > 0]
     return p, iters, True
+
+
+def _barrier_phase(K, KT, negH, p, track: _Tracker, tol: float, iters: int, max_iter: int,
+                   max_newton: int = 400):
+    """Path-following log-barrier method: maximise I(p) + μ Σ_x ln p_x on the simplex by
+    damped Newton steps (Hessian −(A + μ diag(1/p²))), shrinking μ by 10 once a step is taken
+    at full length. At the barrier optimum the bound gap is at most |X| μ, so μ goes down to
+    tol / |X|. Every iterate is strictly positive, hence a valid prior for the certificate."""
+    m = K.shape[0]
+    p = 0.99 * p + 0.01 / m
+    rows = np.arange(m)
+    q = KT @ p
+    D = _divergences(K, negH, q)
+    lb = track.see(p, q, D)
+    mu = max(track.gap, tol) / m
+    best_gap, since = track.gap, 0
+    for _ in range(max_newton):
+        if track.gap <= tol or iters >= max_iter:
+            break
+        # stop when the gap has not shrunk by 10 % in 20 steps (ill-conditioned end game:
+        # the active set takes over)
+        if track.gap < 0.9 * best_gap:
+            best_gap, since = track.gap, 0
+        else:
+            since += 1
+            if since >= 20:
+                break
+        iters += 1
+        A = (K / q) @ K.T if np.all(q > 0) else (K[:, q > 0] / q[q > 0]) @ K[:, q > 0].T
+        A[rows, rows] += mu / p ** 2
+        d = _newton_direction(A, D + mu / p, 0.0)
+        if not np.all(np.isfinite(d)):
+            break
+        neg = d < 0
+        a = min(1.0, 0.99 * float(np.min(-p[neg] / d[neg]))) if neg.any() else 1.0
+        f0 = lb + mu * np.log(p).sum()
+        full = a == 1.0
+        while a > 1e-12:
+            pn = p + a * d
+            pn = np.maximum(pn, 1e-300)
+            pn /= pn.sum()
+            qn = KT @ pn
+            Dn = _divergences(K, negH, qn)
+            In = float(pn @ Dn)
+            if In + mu * np.log(pn).sum() >= f0 - 8 * np.finfo(float).eps * max(abs(f0), 1.0):
+                break
+            a *= 0.5
+            full = False
+        else:
+            break
+        p, q, D = pn, qn, Dn
+        lb = track.see(p, q, D)
+        if full or np.abs(a * d).max() < 1e-12:
+            mu = max(mu * 0.1, 1e-3 * tol / m)
+    return p, iters
 
 
 def _line_search(K, KT, negH, W, p, d, lb):
@@ -467,10 +543,12 @@ def _tangent_null_space(A, rel):
 
 
 def _null_space_pivots(K, KT, negH, W, p, A, DW, lb, rel: float = 1e-9):
-    """Ascent along directions d with Σ d = 0 and d^T A d ≈ 0, i.e. d^T K ≈ 0: moving mass
-    between rows that produce the same output distribution. There I is linear, Σ_x d_x D_x, so
-    each step goes to the boundary of the simplex (a pivot, as in the simplex method) and
-    removes at least one row."""
+    """Moves along directions d with Σ d = 0 and d^T A d ≈ 0, i.e. d^T K ≈ 0: mass moved
+    between rows whose mixtures give the same output distribution. There I is linear,
+    Σ_x d_x D_x, so each step goes to the boundary of the simplex (a pivot, as in the simplex
+    method), removes at least one row and does not decrease I: along the projection of D on the
+    null space when it is significant, else along any null direction (I is flat there and a
+    smaller working set makes the Hessian well conditioned)."""
     best, best_I = p, lb
     for _ in range(len(W)):
         if len(W) < 2:
@@ -478,21 +556,41 @@ def _null_space_pivots(K, KT, negH, W, p, A, DW, lb, rel: float = 1e-9):
         Q, null = _tangent_null_space(A, rel)
         if null.shape[1] == 0:
             break
-        d = Q @ (null @ (null.T @ (Q.T @ DW)))
+        g = null.T @ (Q.T @ DW)
+        if np.abs(g).max() > 1e-12 * max(np.abs(DW).max(), 1.0):
+            d = Q @ (null @ g)
+        else:
+            d = Q @ null[:, 0]
+            d = d if DW @ d >= 0 else -d
         pW = best[W]
         neg = d < -1e-15 * np.abs(d).max()
-        if not neg.any() or DW @ d <= 0:
+        if not neg.any():
             break
         a = float(np.min(-pW[neg] / d[neg]))
         pn, In = _step(K, KT, negH, W, pW, d, a)
-        if In <= best_I:
+        if In < best_I - 8 * np.finfo(float).eps * max(abs(best_I), 1.0):
             break
-        best, best_I = pn, In
+        best, best_I = pn, max(In, best_I)
         keep = best[W] > 0
         if keep.all():
             break
         W, A, DW = W[keep], A[np.ix_(keep, keep)], DW[keep]
     return best, best_I
+
+
+def _nearly_singular(A: np.ndarray, rel: float = 1e-10) -> bool:
+    """λ_min(A) <= rel λ_max(A): exactly for up to 400 rows, else by the smallest pivot of a
+    Cholesky factorisation (or its failure)."""
+    if A.shape[0] < 2:
+        return False
+    if A.shape[0] <= 400:
+        lam = np.linalg.eigvalsh(A)
+        return bool(lam[0] <= rel * lam[-1])
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return True
+    return bool(np.min(np.diag(L)) ** 2 <= rel * np.max(np.diag(A)))
 
 
 def _step(K, KT, negH, W, pW, d, a):
@@ -545,7 +643,7 @@ def _newton_direction(A: np.ndarray, g: np.ndarray, gap: float = 0.0) -> np.ndar
     ones = np.ones(s)
     # Levenberg–Marquardt ridge proportional to the bound gap: bounded steps along the
     # near-null directions of near-duplicate rows, quadratic convergence as the gap closes
-    ridge = max(1e-13, min(gap, 1.0) ** 1.5) * max(np.trace(A) / s, 1e-300)
+    ridge = max(1e-13, min(gap, 1.0) ** _RIDGE_POWER) * max(np.trace(A) / s, 1e-300)
     try:
         c = sla.cho_factor(A + ridge * np.eye(s), check_finite=False)
         u = sla.cho_solve(c, g, check_finite=False)

@@ -124,6 +124,20 @@ def test_near_duplicate_rows_from_solver_round_off_still_converge():
     assert r.value == pytest.approx(shannon_capacity(B).value, abs=1e-8)
 
 
+@pytest.mark.parametrize("values,sigma,outputs", [(100, 3.0, 200), (30, 1.0, 1000)])
+def test_smooth_gaussian_channels_with_near_dependent_rows_converge(values, sigma, outputs):
+    # rows are shifted Gaussians: many are near mixtures of their neighbours and the optimal
+    # input is discrete (a few mass points), the hard case for Blahut–Arimoto and for Newton
+    from mechdesign.channels import gaussian_capacity_bound, gaussian_channel
+
+    K = gaussian_channel(np.arange(float(values)), sigma, outputs=outputs).matrix
+    r = shannon_capacity(K)
+    assert r.converged and r.gap <= 1e-9
+    assert (r.prior > 0).sum() < values  # a discrete optimal input, not every grid point
+    assert r.upper <= gaussian_capacity_bound(values - 1.0, sigma) + 1e-9
+    assert D_rows(K, r.output) == pytest.approx(r.upper, abs=1e-12)
+
+
 def test_zero_columns_duplicate_rows_and_rectangular_channels():
     rng = np.random.default_rng(7)
     B = rng.dirichlet(np.ones(6), size=5)
