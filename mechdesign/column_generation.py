@@ -79,8 +79,10 @@ class ColumnGenerationResult:
 
 
 def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = None, tol: float = 1e-9,
-                     max_rounds: int = 10_000) -> ColumnGenerationResult | None:
+                     max_rounds: int = 10_000, initial: list[int] | None = None) -> ColumnGenerationResult | None:
     """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
+
+    ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
 
     Returns None if HiGHS does not reach optimality on a master (the caller falls back to the
     full LP).
@@ -112,7 +114,8 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = Non
                          rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data))
         chosen.extend(columns)
 
-    add([int(np.argmin(cost.sum(axis=0)))])  # one constant column: a feasible start
+    first = [int(np.argmin(cost.sum(axis=0)))]  # one constant column: a feasible start
+    add(first + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first[0]])
     rounds = 0
     while rounds < max_rounds:
         rounds += 1
@@ -160,10 +163,14 @@ def ldp_by_columns(problem):
     for key in problem.keys:
         weights = objective.row_weights.get(key)
         cost = (weights[:, None] * objective.loss) if weights is not None else np.zeros((n, m))
-        found = solve_by_columns(cost, cone)
+        # warm start: the outputs the last solve of this problem used (sweeps re-solve one
+        # problem at a sequence of ε; neighbouring optima share most of their columns)
+        seeds = problem.extras.setdefault("column_generation_outputs", {})
+        found = solve_by_columns(cost, cone, initial=seeds.get(key))
         if found is None:
             return None
         raw[key] = found.matrix
+        seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
         bound += found.bound
         rounds += found.rounds
         columns += found.columns
