@@ -154,26 +154,17 @@ def ldp_by_columns(problem):
     objective = problem.objective
     if not isinstance(objective, ExpectedLoss):
         return None
-    start = time.perf_counter()
+    from .dantzig_wolfe import solve_contexts
+
     notion = problem.privacy[0]
-    n, m = len(problem.inputs), len(problem.outputs)
-    cone = LDPCone(n, notion.epsilon)
-    build = time.perf_counter() - start
-    raw, bound, rounds, columns, seconds = {}, 0.0, 0, 0, 0.0
-    for key in problem.keys:
-        weights = objective.row_weights.get(key)
-        cost = (weights[:, None] * objective.loss) if weights is not None else np.zeros((n, m))
-        # warm start: the outputs the last solve of this problem used (sweeps re-solve one
-        # problem at a sequence of ε; neighbouring optima share most of their columns)
-        seeds = problem.extras.setdefault("column_generation_outputs", {})
+    cone = LDPCone(len(problem.inputs), notion.epsilon)
+    # warm start: the outputs the last solve of this problem used (sweeps re-solve one problem
+    # at a sequence of ε; neighbouring optima share most of their columns)
+    seeds = problem.extras.setdefault("column_generation_outputs", {})
+    def solve_one(key, cost):
         found = solve_by_columns(cost, cone, initial=seeds.get(key))
-        if found is None:
-            return None
-        raw[key] = found.matrix
-        seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
-        bound += found.bound
-        rounds += found.rounds
-        columns += found.columns
-        seconds += found.seconds
-    return raw, {"status": "optimal", "name": "HiGHS column generation", "compile_seconds": build,
-                 "solve_seconds": seconds, "objective": bound, "rounds": rounds, "columns": columns}
+        if found is not None:
+            seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
+        return found
+
+    return solve_contexts(problem, solve_one, "HiGHS column generation")

@@ -36,6 +36,12 @@ class ExpectedLoss(Objective):
     def _coefficients(self, key):
         return self.row_weights[key][:, None] * self.loss
 
+    def cost(self, key: str) -> np.ndarray:
+        """The linear cost C with objective Σ C·K for one context (zero if it carries no weight)."""
+        if key not in self.row_weights:
+            return np.zeros_like(self.loss)
+        return self._coefficients(key)
+
     def expression(self, K):
         return sum(cp.sum(cp.multiply(self._coefficients(k), K[k])) for k in self.row_weights)
 
