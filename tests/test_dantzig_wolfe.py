@@ -15,8 +15,9 @@ from mechdesign.privacy import MetricPrivacy
 @given(st.integers(2, 14), st.floats(0.05, 3.0), st.integers(0, 10**6), st.booleans())
 def test_line_rays_equal_the_plain_lp_for_any_prior_spacing_and_loss(n, eps, seed, monotone):
     rng = np.random.default_rng(seed)
+    spacing = rng.choice([0.1, 1.0, 3.0])
     if monotone:  # the Ghosh–Roughgarden–Sundararajan setting: evenly spaced, loss |x − y|
-        points = np.arange(n, dtype=float) * rng.choice([0.1, 1.0, 3.0])
+        points = np.arange(n, dtype=float) * spacing
     else:
         points = np.sort(rng.choice(40, size=n, replace=False)).astype(float) * rng.choice([0.1, 1.0])
     rng.shuffle(points)  # inputs in any order
@@ -26,7 +27,10 @@ def test_line_rays_equal_the_plain_lp_for_any_prior_spacing_and_loss(n, eps, see
     problem = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
                       objective=ExpectedLoss(loss, {"default": rng.dirichlet(np.ones(n))}))
     ours = problem.solve()
-    if monotone:  # there the geometric rays are optimal and pricing proves it (no fallback)
+    if monotone and eps * spacing <= 2:
+        # there the geometric rays are optimal and pricing proves it (no fallback to the full
+        # LP); with steeper ratios the truncated rays may leave more than 1e-7 to the bound,
+        # and the solver then hands the problem to the full LP (still equal, checked below)
         assert ours.solver["name"].startswith("HiGHS Dantzig-Wolfe")
     plain = problem.solve(solver="highs")
     assert ours.status == plain.status == "optimal"
