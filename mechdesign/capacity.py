@@ -117,7 +117,9 @@ class CapacityResult:
     prior : ndarray
         The (near) capacity-achieving input distribution.
     output : ndarray
-        The output distribution certifying ``upper`` (= prior @ K at the best iterate).
+        The output distribution certifying ``upper``: π_t K for the iterate π_t with the best
+        upper bound (the best lower and upper bounds may come from different iterates, so
+        ``output`` need not equal ``prior @ K``; both bounds are rigorous).
     iterations : int
         Blahut–Arimoto iterations plus Newton iterations.
     converged : bool
