@@ -332,8 +332,13 @@ def _run_bench_suite(name, args, executor, command, console):
 
     if not console.is_terminal:
         console.print(f"running {name}{' (quick)' if args.quick else ''} ...")
+
+        def lines(label, done, total):  # a line per tenth of the tasks (logs, CI)
+            step = max(1, -(-total // 10))
+            if done and (done % step == 0 or done == total):
+                console.print(f"  {label}: {done}/{total}", highlight=False)
         return run_suite(name, args.out, quick=args.quick, executor=executor, time_limit=args.time_limit,
-                         command=command)
+                         command=command, progress=lines)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

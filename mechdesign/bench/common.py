@@ -178,6 +178,7 @@ def write_record(path: Path, data: dict) -> Path:
     from ..result import write_json_atomic
 
     write_json_atomic(path, data)
+    os.chmod(path, 0o644)  # results are for sharing (the atomic write's temporary file is 0600)
     return path
 
 

@@ -206,6 +206,7 @@ def _figure(ctx, caps, cals) -> str:
     for key, label in (("design", "optimal design (information ≤ c)"), ("krr", "k-ary RR"),
                        ("exponential", "exponential channel"), ("gaussian", "Gaussian channel")):
         ax.plot(bits, [c["channels"][key]["expected_abs_error"] for c in cals], "o-", ms=3, label=label)
+    ax.set_yscale("log")
     ax.set_xlabel("capacity budget c (bits)")
     ax.set_ylabel("expected |x − y|")
     ax.set_title("calibrated to equal capacity")

@@ -169,8 +169,8 @@ def parameters(quick: bool) -> dict:
                 "chain_profiles": [6, 21], "chain_epsilons": [0.2, 1.0],
                 "categorical_epsilons": [0.5, 2.0]}
     return {"couplet_epsilons": [0.5, 1.0, 2.0], "couplet_grid": np.round(np.linspace(0, 1, 21), 10).tolist(),
-            "chain_profiles": [6, 21], "chain_epsilons": np.round(np.linspace(0.02, 1.5, 38), 10).tolist(),
-            "categorical_epsilons": np.round(np.linspace(0.1, 3.0, 30), 10).tolist()}
+            "chain_profiles": [6, 21], "chain_epsilons": np.round(np.linspace(0.05, 1.5, 30), 10).tolist(),
+            "categorical_epsilons": np.round(np.linspace(0.05, 1.5, 30), 10).tolist()}
 
 
 def run(ctx: Context) -> Report:
