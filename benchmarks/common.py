@@ -10,22 +10,9 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from mechdesign.bench.common import machine, versions  # noqa: E402  (one place records them)
+
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def versions(*packages: str) -> dict:
-    out = {"python": platform.python_version()}
-    for name in ("mechdesign", "cvxpy", "highspy", "numpy", "scipy", *packages):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "processor": platform.processor(),
-            "cpu_count": os.cpu_count()}
 
 
 def write_results(name: str, rows: list, **extra) -> Path:
