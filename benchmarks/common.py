@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
-from mechdesign.bench.common import machine, versions  # noqa: E402  (one place records them)
+from mechdesign.bench.common import machine, versions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
