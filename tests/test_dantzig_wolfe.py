@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign import Domain, Metric, Problem
+from mechdesign import Domain, Metric, Problem, dantzig_wolfe
 from mechdesign.dantzig_wolfe import LinePricing
 from mechdesign.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
@@ -66,9 +66,10 @@ def test_long_line_matches_closed_form_and_keeps_far_entries_positive():
     assert np.all(result.mechanism.matrix > 0)
 
 
-@pytest.mark.parametrize("kind,seed", [("euclidean", 0), ("manhattan", 1), ("euclidean-random", 2),
-                                       ("haversine", 3)])
-def test_cone_rays_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed):
+GENERAL = [("euclidean", 0), ("manhattan", 1), ("euclidean-random", 2), ("haversine", 3)]
+
+
+def general_instance(kind: str, seed: int, eps: float | None = None) -> Problem:
     rng = np.random.default_rng(seed)
     if kind == "euclidean-random":
         dom, metric = Domain.from_points(rng.random((32, 2)) * 4), Metric("euclidean")
@@ -78,16 +79,50 @@ def test_cone_rays_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed):
     else:
         dom, metric = Domain.from_grid(6, 6), Metric(kind)
     d = metric.distances(dom)
-    eps = 0.02 if kind == "haversine" else 0.8
-    problem = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
-                      objective=ExpectedLoss(d, {"default": rng.dirichlet(np.ones(len(dom)))}))
+    if eps is None:
+        eps = 0.02 if kind == "haversine" else 0.8
+    return Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
+                   objective=ExpectedLoss(d, {"default": rng.dirichlet(np.ones(len(dom)))}))
+
+
+@pytest.mark.parametrize("route,radius_limit", [("HiGHS Dantzig-Wolfe (cone rays)", 0.0),
+                                                ("HiGHS (lazy pair constraints)", np.inf)])
+@pytest.mark.parametrize("kind,seed", GENERAL)
+def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed, route, radius_limit,
+                                                                                  monkeypatch):
+    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", radius_limit)
+    problem = general_instance(kind, seed)
     ours = problem.solve()
-    assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)"
+    assert ours.solver["name"] == route
     plain = problem.solve(solver="highs")
     assert ours.status == plain.status == "optimal"
     assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
     assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
     assert ours.certificate[0].holds
+
+
+@pytest.mark.parametrize("kind,seed", GENERAL)
+def test_rays_close_the_gap_at_small_epsilon(kind, seed, monkeypatch):
+    """Small ε·radius: few columns carry weight, the master is degenerate and its duals swing;
+    the capped Lagrangian bound and smoothed pricing must still certify the optimum."""
+    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
+    problem = general_instance(kind, seed, eps=0.003 if kind == "haversine" else 0.15)
+    ours = problem.solve()
+    assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)"
+    plain = problem.solve(solver="highs")
+    assert ours.status == plain.status == "optimal"
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-5.0, 0.0), min_size=1, max_size=12), st.floats(0.0, 15.0))
+def test_capped_sum_is_the_fractional_knapsack_minimum(p, cap):
+    from scipy.optimize import linprog
+
+    p = np.array(p)
+    k = p.size
+    lp = linprog(p, A_ub=np.ones((1, k)), b_ub=[cap], bounds=[(0, 1)] * k, method="highs")
+    assert dantzig_wolfe.capped_sum(p, cap) == pytest.approx(lp.fun, abs=1e-9)
 
 
 def test_lattice_shortcut_finds_the_same_pairs_as_the_general_betweenness_test():
