@@ -78,18 +78,24 @@ class ColumnGenerationResult:
     seconds: float
 
 
-def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = None, tol: float = 1e-9,
+def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
                      max_rounds: int = 10_000, initial: list[int] | None = None) -> ColumnGenerationResult | None:
     """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
 
     ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
+    ``batch`` is the number of columns (most negative reduced cost first) added in the first
+    round; it then adapts: it doubles while every column just added carries mass in the next
+    master (the optimum needs many outputs: 0-1 loss, uniform prior, all k), and halves when
+    fewer than half do. Many columns price out at once but most would stay unused (loss
+    |x − y|, random prior, k = 1000: 757 price out in the first round, the optimum uses 17), and
+    every column costs |X| + 1 variables and |X| rows in every later master: measured at
+    k = 1000, a fixed batch of 50 took 193 s (365 columns), the adaptive batch 0.7 s (17).
 
     Returns None if HiGHS does not reach optimality on a master (the caller falls back to the
     full LP).
     """
     start = time.perf_counter()
     n, m = cost.shape
-    batch = batch or max(10, m // 20)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     for key, value in TOLERANCES.items():
@@ -116,13 +122,20 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = Non
 
     first = [int(np.argmin(cost.sum(axis=0)))]  # one constant column: a feasible start
     add(first + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first[0]])
-    rounds = 0
+    rounds, added = 0, 0
     while rounds < max_rounds:
         rounds += 1
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
+            h.clearSolver()  # numerical trouble from the warm basis (seen at k = 2000): start afresh
+            h.run()
+            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                return None
         value = h.getInfo().objective_function_value
+        if added:  # adapt the batch to how many of the last columns the master uses
+            mass = np.asarray(h.getSolution().col_value)[width - 1::width][-added:]
+            used = int(np.count_nonzero(mass > 0))
+            batch = 2 * batch if used == added else max(1, batch // 2) if 2 * used < added else batch
         u = np.asarray(h.getSolution().row_dual)[:n]
         missing = np.setdiff1d(np.arange(m), chosen)
         if missing.size == 0:
@@ -136,6 +149,7 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int | None = Non
             break
         best = improving[np.argsort(priced[improving])[:batch]]
         add([int(missing[i]) for i in best])
+        added = best.size
     else:
         return None  # no proof of optimality within the round limit: use the full LP
     solution = np.asarray(h.getSolution().col_value)
