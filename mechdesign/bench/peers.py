@@ -414,7 +414,10 @@ def _audit_cell(case: str, t: dict) -> str:
         return text
     if case == "capacity":
         gap = t.get("outside_bracket_bits")
-        return "-" if gap is None else ("in bracket" if gap == 0 else f"{gap:.1e} bits off")
+        if gap is None:
+            return "-"
+        return ("inside the certified bracket" if gap == 0 else f"agrees to {gap:.0e} bits" if gap < 1e-10
+                else f"{gap:.1e} bits outside the certified bracket")
     if case == "transport":
         text = "plan valid" if t.get("audit_holds") else f"marginals off {t.get('marginal_error', float('nan')):.1e}"
         if t.get("warnings"):
