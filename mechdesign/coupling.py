@@ -12,10 +12,14 @@ Solvers, chosen by the cost:
   explicit Monge cost matrix: the North-West corner rule on sorted supports (paper 003 §II-G),
   O(n + m) after sorting, never an n × m matrix. W1 and W∞ have closed forms there.
 * any other cost (Euclidean in the plane, haversine, an explicit matrix, a callable metric):
-  the transportation LP solved exactly by column generation over HiGHS (highspy, no cvxpy),
-  priced over *all* n·m pairs in bounded-memory chunks until no pair has a negative reduced
-  cost. The result carries its certificate: the dual potentials (u, v), the most negative
-  reduced cost over all pairs, complementary slackness on the support and the duality gap.
+  the transportation LP solved exactly by a network simplex compiled with numba
+  (:mod:`mechdesign.network_simplex`), metrics computed on the fly so no n × m matrix is
+  built; a callable too large to tabulate (over 10^8 pairs) and any plan the all-pairs check
+  rejects go to column generation over HiGHS (highspy, no cvxpy), priced over *all* n·m pairs
+  in bounded-memory chunks until no pair has a negative reduced cost. The result carries its
+  certificate: the dual potentials (u, v), the most negative reduced cost over all pairs
+  (evaluated here with NumPy, independently of the compiled kernels), complementary
+  slackness on the support and the duality gap.
 * W∞ on general costs: binary search over the sorted distinct costs with a max-flow
   feasibility test whose rounding is controlled exactly (see :func:`wasserstein`).
 
@@ -58,6 +62,8 @@ _CHUNK = 1 << 18  # entries of one cost block (2 MiB of float64: stays in cache)
 _BASE = 250 * 250  # multiscale: solve directly below this many pairs
 _TOP = 4  # candidate columns per row from the coarse level's potentials
 _CLUSTER = 4  # points per cluster between levels
+_NS_LIMIT = 10**8  # pairs: a callable cost is tabulated for the network simplex up to this
+_NS_NEIGHBOURS = 10  # network simplex candidate list: k cheapest per row and column (measured)
 _INF = highspy.kHighsInf
 _EPS = np.finfo(float).eps
 
@@ -616,6 +622,31 @@ def _kd_order(P: np.ndarray) -> np.ndarray:
         node = 2 * nid + (rank >= (sizes[nid] + 1) // 2)
 
 
+def _hilbert_order(P: np.ndarray, bits: int = 16) -> np.ndarray:
+    """The order of 2-D points along a Hilbert curve over their bounding box (2^bits cells a
+    side): consecutive points are close, so a North-West staircase along it starts the
+    network simplex from a local plan. Measured: 10–20 % fewer pivots than the k-d order at
+    n = 300–1000, as many at 3000, and 3× cheaper to compute."""
+    side = 1 << bits
+    lo = P.min(0)
+    ext = np.maximum(P.max(0) - lo, 1e-300)
+    x = ((P[:, 0] - lo[0]) * ((side - 1) / ext[0])).astype(np.int64)
+    y = ((P[:, 1] - lo[1]) * ((side - 1) / ext[1])).astype(np.int64)
+    d = np.zeros(P.shape[0], dtype=np.int64)
+    s = side >> 1
+    while s > 0:
+        rx = (x & s) > 0
+        ry = (y & s) > 0
+        d += s * s * ((3 * rx) ^ ry)
+        # rotate the quadrant so the curve's sub-square is in standard position
+        flip = rx & ~ry
+        x = np.where(flip, side - 1 - x, x)
+        y = np.where(flip, side - 1 - y, y)
+        x, y = np.where(ry, x, y), np.where(ry, y, x)
+        s >>= 1
+    return np.argsort(d, kind="stable")
+
+
 def _cluster(P: np.ndarray, size: int | None = None):
     size = _CLUSTER if size is None else size
     order = _kd_order(P)
@@ -781,6 +812,64 @@ def _solve_multiscale(p, q, cost: _Cost, stats):
     return _solve_transport(p, q, cost, rows0=fr, cols0=fc, u0=uC[gx], stats=stats)
 
 
+def _simplex_cost(cost: _Cost):
+    """The cost in the form the compiled network simplex reads, or None when it would need
+    more memory than the dense matrix POT's ``ot.emd`` needs (callables above _NS_LIMIT pairs)."""
+    from .network_simplex import TransportCost
+
+    if cost.matrix is not None:
+        return TransportCost.matrix(cost.matrix)
+    if cost.kind in ("euclidean", "manhattan", "haversine"):
+        # computed on the fly: O(n + m) memory, and no slower than reading a dense matrix
+        # (measured: equal at n = 1000, ~20 % faster at n = 3000 and 10^4)
+        return TransportCost.metric(cost.kind, cost.X, cost.Y, radius=EARTH_RADIUS_KM)
+    if cost.n * cost.m > _NS_LIMIT:
+        return None
+    M = np.empty((cost.n, cost.m))
+    for s, e in cost.chunks():
+        M[s:e] = cost.block(slice(s, e))
+    return TransportCost.matrix(M)
+
+
+def _solve_network_simplex(p, q, cost: _Cost, stats):
+    """The transportation network simplex (:mod:`mechdesign.network_simplex`) on positive
+    masses p, q (totals 1), certified here over all pairs with the NumPy cost blocks (not the
+    compiled kernel): if any reduced cost is below −1e-10·max c, HiGHS column generation takes
+    over from the simplex's plan. None when the cost cannot be handed to the simplex."""
+    from .network_simplex import transport_simplex
+
+    tc = _simplex_cost(cost)
+    if tc is None:
+        return None
+    if cost.can_coarsen() and min(cost.n, cost.m) >= 2:
+        # a locality-preserving strongly feasible start: North-West corner along space-filling
+        # orders of the points (a Hilbert curve in the plane, k-d orders otherwise)
+        Px, Py = cost.embed("x"), cost.embed("y")
+        order = _hilbert_order if Px.shape[1] == 2 else _kd_order
+        ox, oy = order(Px), order(Py)
+        i, j, _ = _nw_corner(p[ox], q[oy])
+        start = ox[i], oy[j]
+    else:
+        start = _nw_corner(p, q)[:2]
+    res = transport_simplex(p, q, tc, start_rows=start[0], start_cols=start[1],
+                            neighbours=_NS_NEIGHBOURS)
+    rmin = _min_reduced_cost(cost, res.u, res.v)
+    stats["network_simplex"] = {"pivots": res.pivots, "degenerate_pivots": res.degenerate,
+                                "pricing_rounds": res.rounds, "seconds": res.seconds,
+                                "min_reduced_cost": rmin}
+    method = f"network simplex (numba): {res.pivots} pivots"
+    if res.optimal and rmin >= -1e-10 * cost.scale():
+        stats["method"] = method
+        return _LPSolution(res.rows, res.cols, res.flow, res.u, res.v, rmin, stats)
+    # round-off left a violation the simplex could not remove: finish with HiGHS from its plan
+    keep = res.flow > 0
+    sol = _solve_transport(p, q, cost, rows0=res.rows[keep], cols0=res.cols[keep], stats=stats)
+    lv = stats["levels"][-1]
+    stats["method"] = (f"{method}, then column generation over HiGHS ({lv['rounds']} pricing "
+                       "rounds)")
+    return sol
+
+
 def _complete_duals(cost: _Cost, rows_pos, cols_pos, u_pos, v_pos):
     """Extend potentials from positive-mass rows/cols to all: c-transforms keep every pair's
     reduced cost ≥ 0 for the zero-mass ones. Returns (u, v, min reduced cost over all pairs)."""
@@ -899,17 +988,27 @@ def coupling(lam: ArrayLike, mu: ArrayLike, cost: CostLike = "absolute", *,
       checked) uses the North-West corner rule on the sorted supports (paper 003 §II-G):
       O(n + m) after sorting, at most n + m − 1 non-zeros, no n × m matrix is ever built.
       Its duals are the Kantorovich potential φ with φ' = −sign(F_λ − F_μ).
-    * Other costs: the transportation LP, solved exactly by column generation over HiGHS.
-      With coordinates, points are clustered in fours along a k-d tree and the coarse problem
-      between centroids is solved first (recursively); its plan, disaggregated inside each
-      coarse cell, is a feasible start and its c-transformed potentials select candidate pairs.
-      Then every round prices all n·m pairs in cache-sized chunks (2^18 entries, so memory
-      stays bounded) and adds each row's and each column's most negative reduced cost, until
-      none is below −1e-10·max c. The final pass is the certificate's dual-feasibility check.
-      Measured against POT's network simplex run to optimality (``benchmarks/bench_coupling.py``,
-      2-D random points): about 2.3× its time at n = 3000, 1.6–1.7× at n = 10^4, but 4–6× at
-      n = 1000 and ~10× at n = 300 (HiGHS's general simplex costs more per pivot than a
-      network simplex, and warm-started rounds take ~13n pivots in all).
+    * Other costs: the transportation LP, solved exactly by the network simplex of
+      :func:`mechdesign.network_simplex.transport_simplex` (spanning-tree bases with thread
+      indices, Cunningham's strongly feasible leaving rule, block pricing over a candidate
+      list of every row's and column's 10 cheapest partners grown by passes over all pairs).
+      It starts from the North-West staircase along space-filling orders of the points
+      (Hilbert curve in the plane, k-d order otherwise). Metrics are evaluated on the fly
+      (memory O(n + m)); explicit matrices are read; callables are tabulated up to 10^8
+      pairs (the 800 MB POT's ``ot.emd`` needs at n = 10^4). The plan is then certified
+      here over all n·m pairs with NumPy cost blocks: if any reduced cost is below
+      −1e-10·max c, column generation over HiGHS finishes from the simplex's plan (never
+      observed). The coarse-to-fine HiGHS path (points clustered in fours along a k-d tree,
+      the coarse plan disaggregated as a feasible start, every round pricing all pairs in
+      2^18-entry chunks) remains for callables above 10^8 pairs.
+      Measured against POT's ``ot.emd`` (``benchmarks/bench_coupling.py``, 2-D random points,
+      random / uniform weights, warm compiled code, whole call with the certificate): 1.2× /
+      1.1× its time at n = 300, 0.70× / 0.54× at n = 1000, 0.53× / 0.29× at n = 3000, and at
+      n = 10^4 (random) 0.48× POT run to optimality and 0.76× POT at its default iteration
+      cap, where POT's plan is 9.6 % above optimal. Every size measured goes to the network
+      simplex; the HiGHS path took 10–12×, 4–6×, 2.3× and 1.7× POT's time there. numba
+      compiles the kernels once (~15 s on first use, then cached on disk: ~0.5 s to load in a
+      new process).
 
     Examples
     --------
@@ -949,7 +1048,10 @@ def coupling(lam: ArrayLike, mu: ArrayLike, cost: CostLike = "absolute", *,
     pos_r, pos_c = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
     sub = _restrict(C, pos_r, pos_c)
     stats: dict = {}
-    sol = _solve_multiscale(p[pos_r] / p[pos_r].sum(), q[pos_c] / q[pos_c].sum(), sub, stats)
+    pp, qq = p[pos_r] / p[pos_r].sum(), q[pos_c] / q[pos_c].sum()
+    sol = _solve_network_simplex(pp, qq, sub, stats)
+    if sol is None:
+        sol = _solve_multiscale(pp, qq, sub, stats)
     # p[pos_r] sums to 1 up to round-off; the LP ran on exactly normalised masses
     rows, cols, flow = pos_r[sol.rows], pos_c[sol.cols], sol.flow
     plan = _as_plan(rows, cols, flow * ta, n, m, sparse)
@@ -960,8 +1062,9 @@ def coupling(lam: ArrayLike, mu: ArrayLike, cost: CostLike = "absolute", *,
     if pos_r.size < n or pos_c.size < m:
         rmin = _min_reduced_cost(C, u, v)
     keep = flow > 0
-    method = (f"column generation over HiGHS ({len(stats['levels'])} levels, "
-              f"{sum(lv['rounds'] for lv in stats['levels'])} pricing rounds)")
+    method = stats.get("method") or (
+        f"column generation over HiGHS ({len(stats['levels'])} levels, "
+        f"{sum(lv['rounds'] for lv in stats['levels'])} pricing rounds)")
     cert = _certificate(C, rows[keep], cols[keep], flow[keep], p, q, u, v, rmin, ta, method)
     return plan, cert
 
