@@ -460,6 +460,7 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     pricing = ConePricing(distances, pairs, epsilon, initial=INITIAL_RADIUS * nearest)
     bound = -np.inf
     cap = peak_cap(float(distances.max(axis=0).min()), epsilon)  # e^{ε·radius}
+    smooth = cap < m
     pool: list[np.ndarray] = []
     used: set[tuple[int, int]] = set()
     centre = None
@@ -481,9 +482,11 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
             # Wentges smoothing: the master's duals swing wildly while it is degenerate, so price
             # at a point between them and the duals of the best bound so far (any duals give a
             # valid Lagrangian bound); keep a ray only if it prices out at the master's duals,
-            # and price at the master's own duals when the smoothed point yields none
+            # and price at the master's own duals when the smoothed point yields none. Only when
+            # the peak cap binds (e^{εR} < |Y|: few columns carry weight, the degenerate case);
+            # elsewhere it slows convergence (10 × 10 grid, ε = 1: 25 s against 14.5 s)
             tightened = 0
-            for alpha in ((SMOOTHING, 0.0) if centre is not None else (0.0,)):
+            for alpha in ((SMOOTHING, 0.0) if centre is not None and smooth else (0.0,)):
                 point = u if alpha == 0.0 else alpha * centre + (1.0 - alpha) * u
                 rays, lagrangian, activated = _price_exactly(pricing, cost - point[:, None], distances, epsilon,
                                                              threshold, cap)
