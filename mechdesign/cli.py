@@ -58,8 +58,8 @@ def _baseline(problem, name: str) -> dict:
 def cmd_solve(args, console: Console) -> int:
     problem = load_problem(args.file)
     if getattr(args, "plot", None):
-        from .plots import _pyplot
-        _pyplot()  # fail fast (exit 2) when matplotlib is missing
+        from .plots import pyplot
+        pyplot()  # fail fast (exit 2) when matplotlib is missing
     extra = [_baseline(problem, b) for b in (args.baseline or [])]
     with console.status(f"solving {problem.name} ...", spinner="dots") if not args.json else _Null():
         result = problem.solve()
@@ -223,8 +223,8 @@ def cmd_sweep(args, console: Console) -> int:
     epsilons = parse_range(args.epsilon)
     names = parse_baselines(args.baselines) if args.baselines is not None else []
     if args.plot:
-        from .plots import _pyplot
-        _pyplot()  # fail fast (exit 2) when matplotlib is missing
+        from .plots import pyplot
+        pyplot()  # fail fast (exit 2) when matplotlib is missing
     problem = load_problem(args.file)
     sweepable(problem)
     if args.json:

@@ -18,12 +18,13 @@ import numpy as np
 from .errors import ProblemError
 
 
-def _pyplot():
+def pyplot(purpose: str = "plotting", key: str = "--plot"):
+    """matplotlib.pyplot on the Agg backend, or a ProblemError (exit 2) when it is missing."""
     try:
         import matplotlib
     except ImportError:
-        raise ProblemError("plotting needs matplotlib, which is not installed: "
-                           "pip install 'mechdesign[plot]'", key="--plot")
+        raise ProblemError(f"{purpose} needs matplotlib, which is not installed: "
+                           "pip install 'mechdesign[plot]'", key=key)
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
@@ -41,7 +42,7 @@ def _save(fig, path) -> str:
 
 def plot_sweep(sweep_result, path, title: str | None = None) -> str:
     """Objective against ε: the certified design (failed points marked) and each baseline."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     eps = sweep_result.epsilons
     values = sweep_result.objectives
@@ -66,7 +67,7 @@ def plot_sweep(sweep_result, path, title: str | None = None) -> str:
 
 def plot_mechanisms(mechanisms: Mapping, path, title: str | None = None) -> str:
     """Heat maps of the mechanisms (a Result, or a mapping name -> Mechanism), one per context."""
-    plt = _pyplot()
+    plt = pyplot()
     mechs = dict(mechanisms.mechanisms) if hasattr(mechanisms, "mechanisms") else dict(mechanisms)
     if not mechs:
         raise ProblemError("there is no mechanism to plot (the solve produced none)", key="--plot")
@@ -101,7 +102,7 @@ def plot_mechanisms(mechanisms: Mapping, path, title: str | None = None) -> str:
 def plot_curves(x, series: Mapping[str, tuple], path, xlabel: str, ylabel: str,
                 title: str | None = None, logy: bool = False) -> str:
     """Mean curves with ± one standard deviation bands; ``series`` maps a label to (mean, std)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     x = np.asarray(x, dtype=float)
     for label, (mean, std) in series.items():

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ProblemError
 from ..executor import Executor, SerialExecutor
 
 #: packages whose versions each record carries (None when not installed)
@@ -191,15 +190,9 @@ def now() -> str:
 
 def pyplot():
     """matplotlib.pyplot on the Agg backend, or a ProblemError (exit 2) when it is missing."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ProblemError("benchmark figures need matplotlib, which is not installed: "
-                           "pip install 'mechdesign[plot]'", key="bench")
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    from ..plots import pyplot as plots_pyplot
 
-    return plt
+    return plots_pyplot("benchmark figures", key="bench")
 
 
 def save(fig, path: Path) -> str:
