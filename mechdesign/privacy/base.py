@@ -15,8 +15,9 @@ ratio constraint, and say which mechanism keys it touches.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import cvxpy as cp
 import numpy as np

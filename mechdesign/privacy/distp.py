@@ -9,8 +9,8 @@ profile graph's edges with per-context mechanisms).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import cvxpy as cp
 import numpy as np
@@ -117,36 +117,47 @@ class XDistP(DistP):
 
     def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, delta: float = 0.0):
         super().__init__(epsilon, pairs, delta)
-        if distance not in self.DISTANCES:
-            raise ProblemError(
-                f"unknown distance '{distance}'; expected one of {', '.join(self.DISTANCES)}",
-                key="distance",
-            )
-        from ..coupling import distance as distribution_distance
-
-        self.distance = distance
-        self.widths = np.array([
-            distribution_distance(a.distribution, b.distribution, distance, cost=cost)
-            for a, b in self.pairs
-        ])
+        self.distance, self.widths = distribution_widths(self.pairs, distance, cost)
 
     def pair_scales(self):
         return self.widths
 
     def audit(self, mechs):
-        levels = self.levels(mechs)
-        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
-        detail = {"distance": self.distance, "widths": dict(zip(names, self.widths.tolist()))}
-        if self.delta > 0:
-            return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
-                         {"epsilon": self.epsilon, "delta": float(levels.max())},
-                         bool(levels.max() <= self.delta + AUDIT_TOL), detail)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            per = np.where(levels <= 0, 0.0,
-                           np.where(self.widths > 0, levels / np.where(self.widths > 0, self.widths, 1), np.inf))
-        achieved = float(per.max())
-        return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
-                     achieved <= self.epsilon + AUDIT_TOL, detail)
+        return width_scaled_audit(self, mechs, {"epsilon": self.epsilon, **({"delta": self.delta} if self.delta else {})})
+
+
+XDISTP_DISTANCES = XDistP.DISTANCES
+
+
+def distribution_widths(pairs, distance: str, cost: np.ndarray) -> tuple[str, np.ndarray]:
+    """W(λ, λ') for every pair of sides (W = W1, W∞ or TV over the inputs' ground ``cost``)."""
+    if distance not in XDISTP_DISTANCES:
+        raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(XDISTP_DISTANCES)}",
+                           key="distance")
+    from ..coupling import distance as distribution_distance
+
+    return distance, np.array([float(distribution_distance(a.distribution, b.distribution, distance, cost=cost))
+                               for a, b in pairs])
+
+
+def per_unit(levels: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """level / width, with 0/0 = 0 and x/0 = ∞ (x > AUDIT_TOL)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(widths > 0, levels / np.where(widths > 0, widths, 1.0),
+                        np.where(levels <= AUDIT_TOL, 0.0, np.inf))
+
+
+def width_scaled_audit(notion, mechs, requested: dict) -> Audit:
+    """The XDistP audit (any divergence): achieved ε = max over pairs of level / W(λ, λ');
+    a pair at W = 0 with a positive level has no finite ε. With δ > 0, the largest δ."""
+    levels = notion.levels(mechs)
+    names = [f"{a.name}~{b.name}" for a, b in notion.pairs]
+    detail = {"distance": notion.distance, "widths": dict(zip(names, notion.widths.tolist()))}
+    if notion.delta > 0:
+        return Audit(notion.name, requested, {"epsilon": notion.epsilon, "delta": float(levels.max())},
+                     bool(levels.max() <= notion.delta + AUDIT_TOL), detail)
+    achieved = float(per_unit(levels, notion.widths).max())
+    return Audit(notion.name, requested, {"epsilon": achieved}, achieved <= notion.epsilon + AUDIT_TOL, detail)
 
 
 class ProfilePrivacy(DistP):

@@ -34,7 +34,7 @@ from .base import (
     check_epsilon,
     hockey_stick,
 )
-from .distp import DistP, Side
+from .distp import DistP, Side, distribution_widths, per_unit, width_scaled_audit
 
 
 def _resolve(div, delta: float) -> Divergence:
@@ -50,14 +50,6 @@ def _levels(div: Divergence, p: np.ndarray, q: np.ndarray, delta: float, eps: np
     if delta > 0:
         return hockey_stick(p, q, eps)
     return np.atleast_1d(div.value(p, q))
-
-
-def _per_unit(levels: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """level / width, with 0/0 = 0 and x/0 = ∞ (x > AUDIT_TOL)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(widths > 0, levels / np.where(widths > 0, widths, 1.0),
-                       np.where(levels <= AUDIT_TOL, 0.0, np.inf))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +169,7 @@ class DivergenceXDP(DivergenceDP):
 
     def achieved_levels(self, k):
         lv = self.levels(k)
-        return lv if self.delta > 0 else _per_unit(lv, self._scales)
+        return lv if self.delta > 0 else per_unit(lv, self._scales)
 
 
 def _pairs(adjacency) -> tuple[np.ndarray, np.ndarray]:
@@ -268,25 +260,10 @@ class DivergenceXDistP(DivergenceDistP):
     def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, divergence="kl",
                  delta: float = 0.0):
         super().__init__(epsilon, pairs, divergence, delta)
-        if distance not in self.DISTANCES:
-            raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(self.DISTANCES)}",
-                               key="distance")
-        from ..coupling import distance as distribution_distance
-
-        self.distance = distance
-        self.widths = np.array([float(distribution_distance(a.distribution, b.distribution, distance, cost=cost))
-                                for a, b in self.pairs])
+        self.distance, self.widths = distribution_widths(self.pairs, distance, cost)
 
     def pair_scales(self):
         return self.widths
 
     def audit(self, mechs):
-        levels = self.levels(mechs)
-        names = [f"{a.name}~{b.name}" for a, b in self.pairs]
-        detail = {"distance": self.distance, "widths": dict(zip(names, self.widths.tolist()))}
-        if self.delta > 0:
-            return Audit(self.name, self._requested(), {"epsilon": self.epsilon, "delta": float(levels.max())},
-                         bool(levels.max() <= self.delta + AUDIT_TOL), detail)
-        achieved = float(_per_unit(levels, self.widths).max())
-        return Audit(self.name, self._requested(), {"epsilon": achieved},
-                     achieved <= self.epsilon + AUDIT_TOL, detail)
+        return width_scaled_audit(self, mechs, self._requested())
