@@ -8,25 +8,8 @@ from .ldp import LDP, ApproxLDP, ldp
 from .metric import MetricPrivacy
 from .target import ApproximateKnowledge, Target
 
-__all__ = [
-           "AUDIT_TOL",
-           "LDP",
-           "ApproxLDP",
-           "Audit",
-           "DistP",
-           "MetricPrivacy",
-           "Notion",
-           "ProfilePrivacy",
-           "Side",
-           "XDistP",
-           "ldp",
-]
-__all__ += [
-           "ApproximateKnowledge",
-           "DivergenceDP",
-           "DivergenceDistP",
-           "DivergenceXDP",
-           "DivergenceXDistP",
-           "Target",
-]
+__all__ = ["AUDIT_TOL", "Audit", "Notion", "DistP", "ProfilePrivacy", "Side", "XDistP", "LDP",
+           "ApproxLDP", "ldp", "MetricPrivacy"]
+__all__ += ["DivergenceDistP", "DivergenceDP", "DivergenceXDistP", "DivergenceXDP",
+            "ApproximateKnowledge", "Target"]
 __all__ += ["GVulnerability", "InformationPrivacy", "MinEntropy", "MutualInformation"]
