@@ -35,7 +35,7 @@ The algorithm, written from those descriptions:
   ½√(n·m)), which remains available (``neighbours=0``). Costs are read from a dense matrix or
   computed on the fly from coordinates (Euclidean, Manhattan, haversine), so the largest
   problems need no n × m array; the scans fill a buffer in loops the compiler vectorises and
-  take its minimum with eight independent accumulators.
+  then take its minimum.
 * **Ratio test** — the entering arc closes a cycle with the tree path through the join (the
   nearest common ancestor, found with ``succ_num``); flow δ moves round it and the leaving arc
   is the blocking arc met *last* when the cycle is traversed from the join in the entering
@@ -157,39 +157,12 @@ def _fill(kind, C, XT, YT, scale, i, j0, k, pj, buf):
 
 @njit(cache=True, inline="always")
 def _bmin(buf, k):
-    """min(buf[:k]) with eight independent accumulators (a single running minimum is bound by
-    the latency of one compare-and-select per entry)."""
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.inf
-    j = 0
-    while j + 8 <= k:
+    """min(buf[:k])."""
+    a = np.inf
+    for j in range(k):
         v = buf[j]
-        a0 = v if v < a0 else a0
-        v = buf[j + 1]
-        a1 = v if v < a1 else a1
-        v = buf[j + 2]
-        a2 = v if v < a2 else a2
-        v = buf[j + 3]
-        a3 = v if v < a3 else a3
-        v = buf[j + 4]
-        a4 = v if v < a4 else a4
-        v = buf[j + 5]
-        a5 = v if v < a5 else a5
-        v = buf[j + 6]
-        a6 = v if v < a6 else a6
-        v = buf[j + 7]
-        a7 = v if v < a7 else a7
-        j += 8
-    while j < k:
-        v = buf[j]
-        a0 = v if v < a0 else a0
-        j += 1
-    a0 = a1 if a1 < a0 else a0
-    a2 = a3 if a3 < a2 else a2
-    a4 = a5 if a5 < a4 else a4
-    a6 = a7 if a7 < a6 else a6
-    a0 = a2 if a2 < a0 else a0
-    a4 = a6 if a6 < a4 else a4
-    return a4 if a4 < a0 else a0
+        a = v if v < a else a
+    return a
 
 
 @njit(cache=True)
