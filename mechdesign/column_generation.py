@@ -21,7 +21,6 @@ form at k = 300).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import highspy
@@ -30,7 +29,7 @@ import scipy.sparse as sp
 
 from .objectives import ExpectedLoss
 from .privacy.ldp import LDP
-from .problem import register_special_solver
+from .problem import ContextSolution, register_special_solver, solve_contexts
 
 INF = highspy.kHighsInf
 TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -68,18 +67,8 @@ def _check(status) -> None:
         raise RuntimeError("HiGHS rejected a master-problem update")
 
 
-@dataclass
-class ColumnGenerationResult:
-    matrix: np.ndarray
-    objective: float
-    bound: float
-    rounds: int
-    columns: int
-    seconds: float
-
-
 def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
-                     max_rounds: int = 10_000, initial: list[int] | None = None) -> ColumnGenerationResult | None:
+                     max_rounds: int = 10_000, initial: list[int] | None = None) -> ContextSolution | None:
     """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
 
     ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
@@ -94,7 +83,6 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     Returns None if HiGHS does not reach optimality on a master (the caller falls back to the
     full LP).
     """
-    start = time.perf_counter()
     n, m = cost.shape
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -156,8 +144,7 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     matrix = np.zeros((n, m))
     for t, y in enumerate(chosen):
         matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
-    return ColumnGenerationResult(matrix, value, min(bound, value), rounds, len(chosen),
-                                  time.perf_counter() - start)
+    return ContextSolution(matrix, value, min(bound, value), rounds, len(chosen))
 
 
 @register_special_solver
@@ -168,8 +155,6 @@ def ldp_by_columns(problem):
     objective = problem.objective
     if not isinstance(objective, ExpectedLoss):
         return None
-    from .dantzig_wolfe import solve_contexts
-
     notion = problem.privacy[0]
     cone = LDPCone(len(problem.inputs), notion.epsilon)
     # warm start: the outputs the last solve of this problem used (sweeps re-solve one problem

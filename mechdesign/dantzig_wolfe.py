@@ -42,7 +42,7 @@ import numpy as np
 
 from .objectives import ExpectedLoss
 from .privacy.metric import MetricPrivacy
-from .problem import register_special_solver
+from .problem import ContextSolution, register_special_solver, solve_contexts
 
 INF = highspy.kHighsInf
 TRUNCATE = 1e-12
@@ -207,23 +207,19 @@ def capped_sum(per_column: np.ndarray, cap: float) -> float:
     return float(p[:k].sum() + (cap - k) * p[k])
 
 
-def peak_cap(distances_from_centre_max: float, epsilon: float) -> float:
+def radius(distances: np.ndarray) -> float:
+    """R = min over centres x0 of max_x d(x, x0)."""
+    return float(distances.max(axis=0).min())
+
+
+def peak_cap(radius: float, epsilon: float) -> float:
     """e^{εR}, the bound on the sum of column peaks (inf when it would overflow)."""
-    x = epsilon * distances_from_centre_max
+    x = epsilon * radius
     return float(np.exp(x)) if x < 700 else np.inf
 
 
-@dataclass
-class RaySolution:
-    matrix: np.ndarray
-    objective: float
-    bound: float
-    rounds: int
-    columns: int
-
-
 def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: float = 1e-9,
-               max_rounds: int = 500) -> RaySolution | None:
+               max_rounds: int = 500) -> ContextSolution | None:
     """Exact ε·|x − x'|-private design on sorted 1-D ``points`` (rows of ``cost`` in that order)."""
     n, m = cost.shape
     pricing = LinePricing(np.diff(points), epsilon)
@@ -272,7 +268,7 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
                 return None  # an improving direction no ray here captures: use the full LP
             # (reduced costs within 1e-9·max|C| of zero were priced as zero: the bound holds up to
             # the master LP's own dual feasibility tolerance, as any LP solver's optimum does)
-            return RaySolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
+            return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
         master.add(new_y, new_v)
     return None
 
@@ -300,24 +296,6 @@ def metric_line_by_rays(problem):
         return found
 
     return solve_contexts(problem, solve_one, "HiGHS Dantzig-Wolfe (line rays)")
-
-
-def solve_contexts(problem, solve_one, name: str, build_seconds: float = 0.0):
-    """Run ``solve_one(key, cost)`` for every mechanism key (the objective is a sum over contexts
-    and the notion constrains each context alone) and assemble (raw, info)."""
-    start = time.perf_counter()
-    raw, bound, rounds, columns = {}, 0.0, 0, 0
-    for key in problem.keys:
-        found = solve_one(key, problem.objective.cost(key))
-        if found is None:
-            return None
-        raw[key] = found.matrix
-        bound += found.bound
-        rounds += found.rounds
-        columns += found.columns
-    return raw, {"status": "optimal", "name": name, "compile_seconds": build_seconds,
-                 "solve_seconds": time.perf_counter() - start, "objective": bound,
-                 "rounds": rounds, "columns": columns}
 
 
 class ConePricing:
@@ -444,7 +422,7 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, distances: np.ndarray, e
 
 def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                  epsilon: float, *, gap: float = 1e-9, max_rounds: int = 200,
-                 progress=None) -> RaySolution | None:
+                 progress=None) -> ContextSolution | None:
     """ε·d-private design for any metric by rays: peaked rays e^{−εd(·,z)} seed the master, box-
     normalised cone pricing (:class:`ConePricing`) adds rays until the Lagrangian bound is within
     ``gap`` (relative) of the master value. Rays are closed under the exact envelope before they
@@ -459,7 +437,7 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     nearest = np.sort(distances + np.diag(np.full(n, np.inf)), axis=1)[:, 0].max()
     pricing = ConePricing(distances, pairs, epsilon, initial=INITIAL_RADIUS * nearest)
     bound = -np.inf
-    cap = peak_cap(float(distances.max(axis=0).min()), epsilon)  # e^{ε·radius}
+    cap = peak_cap(radius(distances), epsilon)
     smooth = cap < m
     pool: list[np.ndarray] = []
     used: set[tuple[int, int]] = set()
@@ -515,7 +493,7 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
         master.add(new_y, new_v)
     if not np.isfinite(bound):
         return None
-    return RaySolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
+    return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
 
 
 #: below this many inputs the plain LP is as fast and the decomposition buys nothing
@@ -530,8 +508,7 @@ LAZY_BELOW_EPSILON_RADIUS = 5.0
 
 def prefers_lazy_pairs(n: int, m: int, epsilon: float, distances: np.ndarray) -> bool:
     """Whether a general-metric design goes to the lazy-pairs LP rather than to rays."""
-    radius = float(distances.max(axis=0).min())
-    return n * m < RAYS_FROM_ENTRIES and epsilon * radius < LAZY_BELOW_EPSILON_RADIUS
+    return n * m < RAYS_FROM_ENTRIES and epsilon * radius(distances) < LAZY_BELOW_EPSILON_RADIUS
 
 
 @register_special_solver

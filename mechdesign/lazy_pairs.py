@@ -21,11 +21,11 @@ import time
 import highspy
 import numpy as np
 
-from .dantzig_wolfe import GENERAL_MIN_INPUTS, RaySolution, prefers_lazy_pairs, solve_contexts
+from .dantzig_wolfe import GENERAL_MIN_INPUTS, prefers_lazy_pairs
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
-from .problem import register_special_solver
+from .problem import ContextSolution, register_special_solver, solve_contexts
 
 INF = highspy.kHighsInf
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
@@ -43,14 +43,12 @@ def _nearest_pairs(i: np.ndarray, j: np.ndarray, d: np.ndarray, n: int, k: int) 
     starts = np.searchsorted(i[order], np.arange(n))
     rank[order] = np.arange(i.size) - np.repeat(starts, np.diff(np.append(starts, i.size)))
     near = rank < k
-    # the reverse direction of every chosen pair too
-    key = i * n + j
-    chosen = set((j[near] * n + i[near]).tolist())
-    return near | np.fromiter((x in chosen for x in key.tolist()), dtype=bool, count=key.size)
+    chosen = np.unique(j[near] * n + i[near])  # the reverse direction of every chosen pair too
+    return near | np.isin(i * n + j, chosen)
 
 
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
-                 max_rounds: int = 500, progress=None) -> RaySolution | None:
+                 max_rounds: int = 500, progress=None) -> ContextSolution | None:
     """Exact ε·d-private design for expected-loss ``cost`` (|X| × |Y|) under the reduced ``pairs``
     (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily."""
     n, m = cost.shape
@@ -94,16 +92,13 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         if progress is not None:
             progress(rounds, value, worst)
         if worst <= VIOLATION:
-            return RaySolution(np.maximum(K, 0.0), value, value, rounds, h.getNumRow() - n)
-        new_p, new_y = [], []
-        for y in np.flatnonzero(excess.max(axis=0) > VIOLATION):
-            col = excess[:, y]
-            bad = np.flatnonzero(col > VIOLATION)
-            if bad.size > PER_OUTPUT:
-                bad = bad[np.argpartition(-col[bad], PER_OUTPUT)[:PER_OUTPUT]]
-            new_p.append(bad)
-            new_y.append(np.full(bad.size, y))
-        add(np.concatenate(new_p), np.concatenate(new_y))
+            return ContextSolution(np.maximum(K, 0.0), value, value, rounds, h.getNumRow() - n)
+        # the PER_OUTPUT most violated pairs of every output (fewer where fewer are violated)
+        k = min(PER_OUTPUT, excess.shape[0])
+        top = np.argpartition(-excess, k - 1, axis=0)[:k]
+        outputs = np.broadcast_to(np.arange(m), top.shape)
+        violated = excess[top, outputs] > VIOLATION
+        add(top[violated], outputs[violated])
     return None
 
 

@@ -42,6 +42,38 @@ def register_special_solver(fn):
 
 
 @dataclass
+class ContextSolution:
+    """One mechanism from a special solver: the matrix, its objective, a rigorous lower bound on
+    the optimum, and the solver's rounds and columns (or rows) for the record."""
+
+    matrix: np.ndarray
+    objective: float
+    bound: float
+    rounds: int
+    columns: int
+
+
+def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], ContextSolution | None], name: str,
+                   build_seconds: float = 0.0):
+    """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
+    of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
+    context alone; assemble (raw, info) for :meth:`Problem.finish`, or None if any key fails."""
+    start = time.perf_counter()
+    raw, bound, rounds, columns = {}, 0.0, 0, 0
+    for key in problem.keys:
+        found = solve_one(key, problem.objective.cost(key))
+        if found is None:
+            return None
+        raw[key] = found.matrix
+        bound += found.bound
+        rounds += found.rounds
+        columns += found.columns
+    return raw, {"status": "optimal", "name": name, "compile_seconds": build_seconds,
+                 "solve_seconds": time.perf_counter() - start, "objective": bound,
+                 "rounds": rounds, "columns": columns}
+
+
+@dataclass
 class Program:
     """The compiled convex program and the matrix variables, keyed like the mechanisms."""
 
