@@ -55,3 +55,15 @@ def test_ldp_optimum_on_an_ordered_domain_uses_few_outputs():
     assert used <= 10
     assert found.columns < k
     assert found.bound == pytest.approx(found.objective, rel=1e-9)
+
+
+def test_batch_grows_when_the_optimum_needs_every_output():
+    # 0-1 loss, uniform prior: k-ary RR is optimal with value (k − 1)/(k − 1 + e^ε) and uses all
+    # k outputs; the batch doubles while every new column is used, so the rounds stay far below
+    # k (one column per round would take k rounds)
+    k, eps = 40, 1.0
+    cost = (1 - np.eye(k)) / k
+    found = solve_by_columns(cost, LDPCone(k, eps))
+    assert found.objective == pytest.approx((k - 1) / (k - 1 + np.exp(eps)), rel=1e-9)
+    assert found.columns == k
+    assert found.rounds <= 12
