@@ -25,7 +25,7 @@ from .divergences import DIVERGENCES, divergence
 
 __all__ += ["compose_independent", "compose_shared", "product_distribution", "coupling_mechanism",
             "mechanism_from_coupling", "DIVERGENCES", "divergence"]
-# scale: exact column generation for ε-LDP and d-privacy on a line (register special solvers)
-from . import column_generation, dantzig_wolfe, lazy_pairs  # noqa: E402,F401
+# scale: exact structured solvers (each registers its special solver)
+from . import charnes_cooper, column_generation, dantzig_wolfe, lazy_pairs  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -112,8 +112,13 @@ def test_sweep_cli_json_out_and_plot(run_cli, tmp_path):
 
 
 def test_sweep_cli_table(run_cli):
-    code, out, _ = run_cli("sweep", "problems/categorical-chain.toml", "--epsilon", "0.5:1.5:3")
+    code, out, _ = run_cli("sweep", "problems/dinf-distp.toml", "--epsilon", "0.5:1.5:3")
     assert code == 0 and "3 points" in out and "compiled 1 time" in out and "optimal" in out
+
+
+def test_sweep_cli_names_the_special_solver(run_cli):
+    code, out, _ = run_cli("sweep", "problems/categorical-chain.toml", "--epsilon", "0.5:1.5:3")
+    assert code == 0 and "3 points" in out and "Charnes–Cooper" in out and "compiled" not in out
 
 
 def test_solve_plot_draws_a_heat_map_per_context(run_cli, tmp_path):

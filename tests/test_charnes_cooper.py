@@ -1,0 +1,96 @@
+"""The Charnes–Cooper scaled max-entry LP against the plain LP (cvxpy, one row per capped entry)."""
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign import Domain, Problem
+from mechdesign.objectives import MaxOffDiagonal, off_diagonal_mask
+from mechdesign.privacy import ProfilePrivacy
+from mechdesign.privacy.distp import DistP, Side, XDistP
+
+SCALED = "Charnes–Cooper"
+
+
+def profile_chain(n_profiles, k, eps, seed, shared=False):
+    rng = np.random.default_rng(seed)
+    vecs = {f"P{i}": rng.dirichlet(np.ones(k)) for i in range(n_profiles)}
+    dom = Domain.from_size(k)
+    keys = ["default"] if shared else list(vecs)
+    return Problem(inputs=dom, contexts=None if shared else vecs,
+                   privacy=[ProfilePrivacy(eps, list(pairwise(vecs)), vecs, shared=shared)],
+                   objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), keys))
+
+
+def both(problem):
+    scaled = problem.solve()
+    plain = problem.solve(solver="highs")
+    assert scaled.status == plain.status == "optimal" and scaled.holds and plain.holds
+    return scaled, plain
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 6), st.integers(2, 6), st.floats(0.05, 3.0), st.integers(0, 10**6), st.booleans())
+def test_profile_chains_equal_the_plain_lp(n_profiles, k, eps, seed, shared):
+    scaled, plain = both(profile_chain(n_profiles, k, eps, seed, shared))
+    assert SCALED in scaled.solver["name"]
+    assert scaled.objective == pytest.approx(plain.objective, rel=1e-7, abs=1e-10)
+    # the reported dual bound is the scaled LP's 1/s*, and the certified value meets it
+    assert scaled.solver["gap"] <= 1e-7
+
+
+def test_the_design_reaches_the_bound_on_every_profile_it_caps():
+    scaled, _ = both(profile_chain(8, 5, 0.7, seed=3))
+    mask = ~np.eye(5, dtype=bool)
+    worst = max(m.matrix[mask].max() for m in scaled.mechanisms.values())
+    assert worst == pytest.approx(scaled.objective, rel=1e-12)
+    for m in scaled.mechanisms.values():
+        np.testing.assert_allclose(m.matrix.sum(axis=1), 1.0, atol=1e-12)
+        assert m.matrix.min() >= 0.0
+
+
+def test_xdistp_with_two_notions_and_a_rectangular_mask():
+    """Two sources through one shared mechanism, XDistP (ε·W1) plus a DistP pair with a third
+    source, and three outputs for four inputs: capped entries are those with different labels."""
+    inputs = Domain.from_labels(["a", "b", "c", "d"])
+    outputs = Domain.from_labels(["a", "b", "z"])
+    rng = np.random.default_rng(11)
+    p, q, r = (Side(name, rng.dirichlet(np.ones(4))) for name in "pqr")
+    cost = np.abs(np.arange(4)[:, None] - np.arange(4)[None, :]).astype(float)
+    problem = Problem(inputs=inputs, outputs=outputs,
+                      privacy=[XDistP(0.8, [(p, q)], "w1", cost), DistP(0.3, [(q, r)])],
+                      objective=MaxOffDiagonal(off_diagonal_mask(inputs, outputs), ["default"]))
+    scaled, plain = both(problem)
+    assert SCALED in scaled.solver["name"]
+    assert scaled.objective == pytest.approx(plain.objective, rel=1e-7)
+
+
+def test_identical_profiles_give_the_exact_zero_design():
+    vec = np.array([0.2, 0.3, 0.5])
+    dom = Domain.from_size(3)
+    problem = Problem(inputs=dom, contexts={"a": vec, "b": vec.copy()},
+                      privacy=[ProfilePrivacy(0.1, [("a", "b")], {"a": vec, "b": vec.copy()})],
+                      objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), ["a", "b"]))
+    result = problem.solve()
+    assert SCALED in result.solver["name"] and result.status == "optimal"
+    assert result.objective == 0.0 and result.solver["bound"] == 0.0
+
+
+def test_approximate_distp_takes_the_general_route():
+    dom = Domain.from_size(3)
+    rng = np.random.default_rng(0)
+    a, b = Side("a", rng.dirichlet(np.ones(3))), Side("b", rng.dirichlet(np.ones(3)))
+    problem = Problem(inputs=dom, privacy=[DistP(0.2, [(a, b)], delta=0.01)],
+                      objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), ["default"]))
+    result = problem.solve()
+    assert result.status == "optimal" and SCALED not in result.solver["name"]
+
+
+def test_hundred_profiles_keep_the_closed_form_ceiling():
+    """Theorem 9: k-ary RR at ε is profile private, so the optimum is at most 1/(k − 1 + e^ε)."""
+    result = profile_chain(40, 12, 1.0, seed=0).solve()
+    assert result.status == "optimal" and result.holds
+    assert 0 < result.objective <= 1 / (11 + np.e) + 1e-12
