@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign import Domain, Metric, Problem, dantzig_wolfe
+from mechdesign import Domain, Metric, Problem, dantzig_wolfe, symmetry
 from mechdesign.dantzig_wolfe import LinePricing
 from mechdesign.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
@@ -133,3 +133,89 @@ def test_lattice_shortcut_finds_the_same_pairs_as_the_general_betweenness_test()
     i, j, _ = metric.privacy_pairs(dom)
     gi, gj = _pairs_without_intermediate(metric.distances(dom))
     assert set(zip(i.tolist(), j.tolist())) == set(zip(gi.tolist(), gj.tolist())) | set(zip(gj.tolist(), gi.tolist()))
+
+
+# --- symmetry and the rigorous pricing bound --------------------------------------------------
+
+def grid_instance(rows: int, cols: int, prior: np.ndarray | None = None, eps: float = 1.0) -> Problem:
+    dom, metric = Domain.from_grid(rows, cols), Metric("euclidean")
+    n = len(dom)
+    prior = np.full(n, 1.0 / n) if prior is None else prior
+    return Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
+                   objective=ExpectedLoss(metric.distances(dom), {"default": prior}))
+
+
+def found_symmetry(problem: Problem):
+    notion = problem.privacy[0]
+    return symmetry.find(notion.domain.points, notion.metric.distances(notion.domain),
+                         problem.objective.cost("default"))
+
+
+@pytest.mark.parametrize("rows,cols,order,orbits", [
+    (6, 6, 8, 6),    # the square's 8 symmetries; orbits of a 6×6 grid: 3·4/2 = 6 (3×3 quadrant mod transpose)
+    (7, 7, 8, 10),   # odd side: 4·5/2 = 10
+    (4, 6, 4, 6),    # a rectangle keeps the 4 reflections; orbits 2·3 = 6
+])
+def test_grid_symmetry_group_and_orbits(rows, cols, order, orbits):
+    group = found_symmetry(grid_instance(rows, cols))
+    assert group.order == order and group.representatives.size == orbits
+    assert group.sizes.sum() == rows * cols
+    # a group: closed under composition
+    perms = {tuple(p) for p in group.perms}
+    assert all(tuple(p[q]) in perms for p in group.perms for q in group.perms)
+
+
+def test_an_asymmetric_prior_leaves_only_the_identity():
+    rng = np.random.default_rng(0)
+    assert found_symmetry(grid_instance(6, 6, rng.dirichlet(np.ones(36)))).order == 1
+
+
+@pytest.mark.parametrize("rows,eps", [(6, 0.8), (7, 1.3)])
+def test_symmetric_rays_equal_the_plain_lp(rows, eps, monkeypatch):
+    """Prior symmetric about the centre (not uniform): the master keeps one row per orbit and
+    prices one output per orbit, and must still reach the plain LP's optimum."""
+    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
+    pts = Domain.from_grid(rows, rows).points
+    weight = np.exp(-np.linalg.norm(pts - pts.mean(axis=0), axis=1))
+    problem = grid_instance(rows, rows, weight / weight.sum(), eps)
+    assert found_symmetry(problem).order == 8
+    ours = problem.solve()
+    assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)" and ours.status == "optimal"
+    plain = problem.solve(solver="highs")
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+    assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
+    K = ours.mechanism.matrix  # the returned design is itself symmetric
+    for p in found_symmetry(problem).perms:
+        np.testing.assert_allclose(K[np.ix_(p, p)], K, atol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.floats(0.3, 3.0))
+def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
+    """ConePricing reports the bound its duals prove, never above the true box minimum over
+    its (relaxed) cone, and equal to it when the simplex is exact (scipy's LP as reference)."""
+    from scipy.optimize import linprog
+
+    problem = grid_instance(5, 5)
+    notion = problem.privacy[0]
+    d = notion.metric.distances(notion.domain)
+    pricing = dantzig_wolfe.ConePricing(d, (notion.i, notion.j), eps, initial=2.0)
+    a = np.random.default_rng(seed).normal(size=25)
+    value, v = pricing.price(a)
+    rows = pricing.rows
+    A = np.zeros((rows.size, 25))
+    A[np.arange(rows.size), pricing.i[rows]] = 1.0
+    A[np.arange(rows.size), pricing.j[rows]] = -np.exp(eps * pricing.d[rows])
+    exact = linprog(a, A_ub=A, b_ub=np.zeros(rows.size), bounds=[(0, 1)] * 25, method="highs").fun
+    assert value <= exact + 1e-9 and value == pytest.approx(exact, abs=1e-8)
+
+
+def test_an_approximate_run_stops_within_its_tolerance_and_brackets_the_optimum(monkeypatch):
+    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
+    exact = grid_instance(9, 9).solve()
+    loose = grid_instance(9, 9)
+    loose.gap_tolerance = 0.05
+    approx = loose.solve()
+    assert exact.status == approx.status == "optimal" and approx.holds
+    assert approx.solver["gap"] <= 0.05
+    assert approx.solver["bound"] <= exact.objective * (1 + 1e-9) <= approx.objective * (1 + 1e-9)

@@ -104,21 +104,28 @@ class MetricPrivacy(Notion):
             out = np.empty_like(cur)
             out[order] = cur
             return np.exp(out)
-        pen = self.epsilon * self.d
-        for _ in range(len(self.domain)):
-            cand = logk[self.j] - pen[:, None]
-            new = logk.copy()
-            np.maximum.at(new, self.i, cand)
-            if np.array_equal(new, logk):
-                break
-            logk = new
-        return np.exp(logk)
+        pen = self.epsilon * self.d[:, None]
+        block = max(1, _CHUNK // max(self.i.size, 1))  # columns at a time: pairs × block in memory
+        out = np.empty_like(logk)
+        for c in range(0, logk.shape[1], block):
+            part = logk[:, c:c + block]
+            for _ in range(len(self.domain)):
+                new = part.copy()
+                np.maximum.at(new, self.i, part[self.j] - pen)
+                if np.array_equal(new, part):
+                    break
+                part = new
+            out[:, c:c + block] = part
+        return np.exp(out)
 
     def repair(self, mechs):
+        """Envelope repair of matrices whose level exceeds ε by more than half the audit's
+        tolerance (an LP's row residuals of 1e-10 renormalised away leave about 4e-10, which
+        the audit accepts; the envelope over all pairs of 1600 locations takes minutes)."""
         out = {}
         for key, k in mechs.items():
             for _ in range(20):
-                if self.level(k) <= self.epsilon + AUDIT_TOL / 10:
+                if self.level(k) <= self.epsilon + AUDIT_TOL / 2:
                     break
                 k = self.envelope(k)
                 k = k / k.sum(axis=1, keepdims=True)
