@@ -237,7 +237,7 @@ def peak_cap(radius: float, epsilon: float) -> float:
 def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: float = 1e-9,
                max_rounds: int = 500) -> ContextSolution | None:
     """Exact ε·|x − x'|-private design on sorted 1-D ``points`` (rows of ``cost`` in that order)."""
-    n, m = cost.shape
+    n = cost.shape[0]
     pricing = LinePricing(np.diff(points), epsilon)
     master = RayMaster(cost)
     peaked = np.exp(-epsilon * np.abs(points[:, None] - points[None, :]))

@@ -201,7 +201,7 @@ def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
     d = notion.metric.distances(notion.domain)
     pricing = dantzig_wolfe.ConePricing(d, (notion.i, notion.j), eps, initial=2.0)
     a = np.random.default_rng(seed).normal(size=25)
-    value, v = pricing.price(a)
+    value, _ = pricing.price(a)
     rows = pricing.rows
     A = np.zeros((rows.size, 25))
     A[np.arange(rows.size), pricing.i[rows]] = 1.0
