@@ -27,12 +27,10 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from .highs_model import INF, quiet_model, run_to_optimum
 from .objectives import ExpectedLoss
 from .privacy.ldp import LDP
 from .problem import ContextSolution, register_special_solver, solve_contexts
-
-INF = highspy.kHighsInf
-TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
 @dataclass
@@ -84,10 +82,7 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     full LP).
     """
     n, m = cost.shape
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for key, value in TOLERANCES.items():
-        h.setOptionValue(key, value)
+    h = quiet_model()
     empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
     h.addRows(n, np.ones(n), np.ones(n), 0, empty_i, empty_i, empty_f)
     block, lo, hi = cone.block()
@@ -113,12 +108,8 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     rounds, added = 0, 0
     while rounds < max_rounds:
         rounds += 1
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            h.clearSolver()  # numerical trouble from the warm basis (seen at k = 2000): start afresh
-            h.run()
-            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                return None
+        if not run_to_optimum(h):
+            return None
         value = h.getInfo().objective_function_value
         if added:  # adapt the batch to how many of the last columns the master uses
             mass = np.asarray(h.getSolution().col_value)[width - 1::width][-added:]

@@ -42,12 +42,12 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from .highs_model import INF, quiet_model, run_to_optimum
 from .objectives import ExpectedLoss
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
 from .symmetry import Symmetry, find, trivial
 
-INF = highspy.kHighsInf
 TRUNCATE = 1e-12
 #: a ray master is accepted when its bound is this close (relative, the default gap tolerance);
 #: the master's value itself is measured 1e-10 to 1e-8 above the full LP (rays truncated at
@@ -73,12 +73,8 @@ class RayMaster:
         self.n, self.m = cost.shape
         self.symmetry = symmetry or trivial(self.n)
         rows = self.symmetry.representatives.size
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-        h.setOptionValue("small_matrix_value", TRUNCATE / 10)
-        h.setOptionValue("presolve", "off")  # re-solves after adding columns start from the basis
+        # re-solves after adding columns start from the basis
+        h = quiet_model(warm=True, small_matrix_value=TRUNCATE / 10)
         empty = np.array([], dtype=np.int32)
         h.addRows(rows, np.ones(rows), np.ones(rows), 0, empty, empty, np.array([]))
         self.h = h
@@ -108,8 +104,7 @@ class RayMaster:
         self.rays += rays
 
     def solve(self) -> tuple[float, np.ndarray] | None:
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if not run_to_optimum(self.h):
             return None
         duals = np.asarray(self.h.getSolution().row_dual)
         return self.h.getInfo().objective_function_value, self.symmetry.spread(duals)
@@ -179,8 +174,7 @@ class LinePricing:
             g[x] = g[x - 1] + (-step[x - 1] if right[x, column] >= 0 else step[x - 1])
         for x in range(anchor - 1, -1, -1):
             g[x] = g[x + 1] + (-step[x] if left[x + 1, column] >= 0 else step[x])
-        v = np.exp(g - g.max())
-        return v
+        return np.exp(g - g.max())
 
 
 def _line_box_minimum(a: np.ndarray, points: np.ndarray, epsilon: float) -> float:
@@ -192,20 +186,33 @@ def _line_box_minimum(a: np.ndarray, points: np.ndarray, epsilon: float) -> floa
     n = a.size
     step = epsilon * np.diff(points)
     keep = np.flatnonzero(step <= 20.0)
-    up = np.exp(step[keep])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_model(tolerance=None)
     h.addCols(n, a, np.zeros(n), np.ones(n), 0, np.zeros(n, dtype=np.int32), np.array([], dtype=np.int32),
               np.array([]))
-    k = keep.size
+    # rows v_i − e^{εg} v_j <= 0 for neighbours (i, j), both ways
+    i, j = np.concatenate([keep, keep + 1]), np.concatenate([keep + 1, keep])
+    coef = np.exp(np.concatenate([step[keep], step[keep]]))
+    k = i.size
     if k:
-        for first, second in ((keep, keep + 1), (keep + 1, keep)):  # v_first − e^{εg} v_second <= 0
-            starts = np.arange(0, 2 * k, 2, dtype=np.int32)
-            index = np.column_stack([first, second]).ravel().astype(np.int32)
-            values = np.column_stack([np.ones(k), -up]).ravel()
-            h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, starts, index, values)
-    h.run()
-    return h.getInfo().objective_function_value
+        h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
+                  np.column_stack([i, j]).ravel().astype(np.int32), np.column_stack([np.ones(k), -coef]).ravel())
+    run_to_optimum(h)
+    return proven_box_minimum(h, a, i, j, coef)
+
+
+def proven_box_minimum(h, a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> float:
+    """A lower bound on min a·v over {0 <= v <= 1, v_i − coef·v_j <= 0 (the model's rows, in its
+    order)} from the model's row duals, whatever the solver's accuracy: for any λ >= 0,
+    a·v >= (a + Bᵀλ)·v >= Σ_x min(0, (a + Bᵀλ)_x) on the box. The objective a simplex reports
+    optimal can sit above the true minimum when rows carry coefficients up to e^20; this
+    cannot. With no valid duals (a non-optimal status), the box alone: Σ min(0, a)."""
+    solution = h.getSolution()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal or not solution.dual_valid:
+        return float(np.minimum(a, 0.0).sum())
+    lam = np.maximum(-np.asarray(solution.row_dual), 0.0)  # HiGHS: <= 0 on active upper rows
+    n = a.size
+    reduced = a + np.bincount(i, lam, n) - np.bincount(j, lam * coef, n)
+    return float(np.minimum(reduced, 0.0).sum())
 
 
 def capped_sum(per_column: np.ndarray, cap: float) -> float:
@@ -329,28 +336,21 @@ class ConePricing:
     previous basis). S starts with the pairs closest together and grows by the pairs that priced
     rays violate; since fewer pairs make a larger cone, every value is a lower bound on the
     exact box minimum. The value reported is not the solver's objective but the bound its row
-    duals prove: for any λ >= 0 on the pair rows B v <= 0, a·v >= (a + Bᵀλ)·v >= Σ_x min(0,
-    (a + Bᵀλ)_x) on the box, whatever the solver's accuracy (an LP objective reported optimal
-    can sit above the true minimum when the rows carry coefficients up to e^20). So the
-    Lagrangian bound Σu + Σ_y min(0, value_y) is rigorous throughout. Pairs whose coefficient
+    duals prove (:func:`proven_box_minimum`), so the Lagrangian bound Σu + Σ_y min(0, value_y)
+    is rigorous throughout. Pairs whose coefficient
     would exceed e^PRICING_MAX_EXPONENT are never put into the model (DESIGN §4)."""
 
     def __init__(self, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], epsilon: float,
                  initial: float):
-        self.distances = distances
-        self.epsilon = epsilon
         i, j = pairs
         d = distances[i, j]
         usable = epsilon * d <= PRICING_MAX_EXPONENT
         self.i, self.j, self.d = i[usable], j[usable], d[usable]
+        self.coef = np.exp(epsilon * self.d)
         self.active = np.zeros(self.i.size, dtype=bool)
         self.rows = np.array([], dtype=np.int64)  # the active pairs, in the model's row order
         n = distances.shape[0]
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("presolve", "off")  # each solve restarts from the previous basis
-        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-10)  # the duals make the bound
+        h = quiet_model(warm=True)  # each solve restarts from the previous basis; tight duals
         h.addCols(n, np.zeros(n), np.zeros(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
                   np.array([], dtype=np.int32), np.array([]))
         self.h = h
@@ -363,7 +363,7 @@ class ConePricing:
             k = new.size
             starts = np.arange(0, 2 * k, 2, dtype=np.int32)
             index = np.column_stack([self.i[new], self.j[new]]).ravel().astype(np.int32)
-            values = np.column_stack([np.ones(k), -np.exp(self.epsilon * self.d[new])]).ravel()
+            values = np.column_stack([np.ones(k), -self.coef[new]]).ravel()
             self.h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, starts, index, values)
             self.active[new] = True
             self.rows = np.concatenate([self.rows, new])
@@ -372,23 +372,14 @@ class ConePricing:
     def price(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         """(a rigorous lower bound on the box minimum, the solver's minimiser)."""
         self.h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), a)
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self.h.clearSolver()  # the warm basis led the simplex astray: start afresh
-            self.h.run()
-        solution = self.h.getSolution()
-        v = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal or not solution.dual_valid:
-            return float(np.minimum(a, 0.0).sum()), v  # no duals to trust: the box alone
-        lam = np.maximum(-np.asarray(solution.row_dual), 0.0)  # HiGHS: <= 0 on active upper rows
+        run_to_optimum(self.h)
+        v = np.clip(np.asarray(self.h.getSolution().col_value), 0.0, 1.0)
         p = self.rows
-        reduced = a + np.bincount(self.i[p], lam, self.n) - np.bincount(self.j[p], lam * np.exp(self.epsilon * self.d[p]),
-                                                                         self.n)
-        return float(np.minimum(reduced, 0.0).sum()), v
+        return proven_box_minimum(self.h, a, self.i[p], self.j[p], self.coef[p]), v
 
     def violated(self, v: np.ndarray, tol: float = 1e-9) -> np.ndarray:
         """Pairs (not yet active) whose ratio constraint v violates."""
-        return (v[self.i] > np.exp(self.epsilon * self.d) * v[self.j] * (1 + tol) + 1e-15) & ~self.active
+        return (v[self.i] > self.coef * v[self.j] * (1 + tol) + 1e-15) & ~self.active
 
 
 def envelope_ray(v: np.ndarray, distances: np.ndarray, epsilon: float) -> np.ndarray:

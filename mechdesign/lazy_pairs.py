@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import time
 
-import highspy
 import numpy as np
 
 from .dantzig_wolfe import GENERAL_MIN_INPUTS, prefers_lazy_pairs
+from .highs_model import INF, quiet_model, run_to_optimum
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
 
-INF = highspy.kHighsInf
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
 VIOLATION = 1e-10
 #: the first model holds, for every output, the pairs of each input with its nearest neighbours
@@ -56,11 +55,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     usable = epsilon * d <= MAX_LOG_COEFFICIENT
     i, j, d = i[usable], j[usable], d[usable]
     coef = np.exp(epsilon * d)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")  # re-solves after adding rows start from the basis
-    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+    h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
     size = n * m
     h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
               np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
@@ -81,8 +76,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     if first.size:
         add(p0.ravel(), y0.ravel())
     for rounds in range(1, max_rounds + 1):
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if not run_to_optimum(h):
             return None
         value = h.getInfo().objective_function_value
         K = np.asarray(h.getSolution().col_value).reshape(n, m)

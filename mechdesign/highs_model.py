@@ -1,0 +1,37 @@
+"""HiGHS models built directly (highspy, no cvxpy) by the structured solvers: one way to make
+one, and one way to run it to an optimum."""
+
+from __future__ import annotations
+
+import highspy
+
+INF = highspy.kHighsInf
+#: the structured solvers' feasibility tolerances: their bounds and certificates are checked
+#: to ~1e-9, so the LPs are solved an order tighter than HiGHS's defaults (1e-7)
+TOLERANCE = 1e-10
+
+
+def quiet_model(*, tolerance: float | None = TOLERANCE, warm: bool = False, **options) -> highspy.Highs:
+    """A silent HiGHS model with primal and dual feasibility ``tolerance`` (None: HiGHS's
+    defaults). ``warm`` turns presolve off, so that re-solves after changing costs or adding
+    rows or columns start from the previous basis. Other options are set as given."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if tolerance is not None:
+        options = {"primal_feasibility_tolerance": tolerance, "dual_feasibility_tolerance": tolerance, **options}
+    if warm:
+        options = {"presolve": "off", **options}
+    for name, value in options.items():
+        h.setOptionValue(name, value)
+    return h
+
+
+def run_to_optimum(h: highspy.Highs) -> bool:
+    """Run; after a non-optimal status start once more without the warm basis (it can lead
+    the simplex astray: seen at k = 2000 in column generation and in cone pricing). Whether
+    the model is optimal."""
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        h.clearSolver()
+        h.run()
+    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
