@@ -31,13 +31,12 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from .highs_model import INF, quiet_model, run_to_optimum
 from .objectives import MaxOffDiagonal
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.distp import DistP, ProfilePrivacy, XDistP
 from .problem import register_special_solver
 
-INF = highspy.kHighsInf
-TOLERANCES = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 #: the largest s = 1/t sought; reaching it means t* = 0 (or below 1/S_CAP, then the general LP)
 S_CAP = 1e7
 #: the notions whose constraints are the homogeneous rows above (exact type: subclasses such as
@@ -45,92 +44,87 @@ S_CAP = 1e7
 HOMOGENEOUS = (DistP, XDistP, ProfilePrivacy)
 
 
-def _sides(notions) -> tuple[list[tuple[str, np.ndarray]], list[tuple[int, int, float]]]:
-    """Distinct sides (mechanism key, distribution) and the pairs (side a, side b, ε_ab)."""
+def _sides(notions) -> tuple[list[tuple[str, np.ndarray]], np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct sides (mechanism key, distribution) and the pairs as arrays: side a, side b, ε_ab."""
     sides: list[tuple[str, np.ndarray]] = []
     index: dict[tuple[str, bytes], int] = {}
-    pairs = []
+    ends, epsilons = [], []
     for notion in notions:
-        for (a, b), eps in zip(notion.pairs, notion.pair_epsilons()):
-            ends = []
-            for side in (a, b):
+        for pair, eps in zip(notion.pairs, notion.pair_epsilons()):
+            for side in pair:
                 dist = np.asarray(side.distribution, dtype=float)
                 at = index.setdefault((side.key, dist.tobytes()), len(sides))
                 if at == len(sides):
                     sides.append((side.key, dist))
                 ends.append(at)
-            pairs.append((ends[0], ends[1], float(eps)))
-    return sides, pairs
+            epsilons.append(float(eps))
+    ends = np.array(ends, dtype=np.int64).reshape(-1, 2)
+    return sides, ends[:, 0], ends[:, 1], np.array(epsilons)
 
 
-def _program(keys: list[str], mask_keys: set[str], mask: np.ndarray, sides, pairs, zero: bool):
-    """The scaled LP as (cost, lower, upper, A (CSC), row lower, row upper, index of s)."""
-    n, m = mask.shape
-    size = n * m
-    n_w, n_mu = len(keys) * size, len(sides) * m
-    s_col = n_w + n_mu
-    cost = np.zeros(s_col + 1)
-    lower = np.zeros(s_col + 1)
-    upper = np.full(s_col + 1, INF)
-    capped = np.where(mask.ravel(), 0.0 if zero else 1.0, INF)
-    for b, key in enumerate(keys):
-        if key in mask_keys:
-            upper[b * size:(b + 1) * size] = capped
-    if zero:
-        lower[s_col] = upper[s_col] = 1.0
-    else:
-        cost[s_col] = -1.0
-        upper[s_col] = S_CAP
-    rows, cols, vals = [], [], []
-    # Σ_y W_k[x, y] − s = 0
-    r = np.repeat(np.arange(len(keys) * n), m)
-    rows += [r, np.arange(len(keys) * n)]
-    cols += [np.arange(n_w), np.full(len(keys) * n, s_col)]
-    vals += [np.ones(n_w), -np.ones(len(keys) * n)]
-    top = len(keys) * n
-    # λ_a W_k − μ_a = 0
-    block = {key: b for b, key in enumerate(keys)}
-    x, y = np.divmod(np.arange(size), m)
-    for a, (key, dist) in enumerate(sides):
-        weight = dist[x]
-        keep = weight != 0
-        rows += [top + a * m + y[keep], top + a * m + np.arange(m)]
-        cols += [block[key] * size + np.arange(size)[keep], n_w + a * m + np.arange(m)]
-        vals += [weight[keep], -np.ones(m)]
-    top += len(sides) * m
-    # μ_a − e^ε μ_b <= 0 and μ_b − e^ε μ_a <= 0
-    for u, v, eps in pairs:
-        e = np.exp(eps)
-        for p, q in ((u, v), (v, u)):
-            rows += [top + np.arange(m)] * 2
-            cols += [n_w + p * m + np.arange(m), n_w + q * m + np.arange(m)]
-            vals += [np.ones(m), np.full(m, -e)]
-            top += m
-    A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(top, s_col + 1))
-    n_eq = len(keys) * n + len(sides) * m
-    row_lower = np.concatenate([np.zeros(n_eq), np.full(top - n_eq, -INF)])
-    return cost, lower, upper, A, row_lower, np.zeros(top), s_col
+class ScaledProgram:
+    """The scaled LP's rows (built once) and its column bounds for max s, or, with ``zero``,
+    for the zero design (masked entries fixed at 0, s = 1)."""
 
+    def __init__(self, keys: list[str], mask_keys: set[str], mask: np.ndarray, notions):
+        sides, first, second, eps = _sides(notions)
+        n, m = mask.shape
+        self.keys, self.shape = keys, (n, m)
+        size = n * m
+        n_w = len(keys) * size
+        self.s_col = s_col = n_w + len(sides) * m
+        self.capped = np.zeros(s_col + 1, dtype=bool)  # the masked entries W_k[x, y]
+        for b, key in enumerate(keys):
+            if key in mask_keys:
+                self.capped[b * size:(b + 1) * size] = mask.ravel()
+        rows, cols, vals = [], [], []
+        # Σ_y W_k[x, y] − s = 0
+        n_rows = len(keys) * n
+        rows += [np.repeat(np.arange(n_rows), m), np.arange(n_rows)]
+        cols += [np.arange(n_w), np.full(n_rows, s_col)]
+        vals += [np.ones(n_w), -np.ones(n_rows)]
+        top = n_rows
+        # λ_a W_k − μ_a = 0
+        block = {key: b for b, key in enumerate(keys)}
+        x, y = np.divmod(np.arange(size), m)
+        for a, (key, dist) in enumerate(sides):
+            weight = dist[x]
+            keep = weight != 0
+            rows += [top + a * m + y[keep], top + a * m + np.arange(m)]
+            cols += [block[key] * size + np.arange(size)[keep], n_w + a * m + np.arange(m)]
+            vals += [weight[keep], -np.ones(m)]
+        top += len(sides) * m
+        self.n_eq = top
+        # μ_p − e^ε μ_q <= 0 for (p, q) = (a, b) and (b, a): one row per pair, direction, output
+        p, q = np.concatenate([first, second]), np.concatenate([second, first])
+        k = p.size * m
+        outputs = np.arange(m)
+        rows += [top + np.arange(k)] * 2
+        cols += [(n_w + p[:, None] * m + outputs).ravel(), (n_w + q[:, None] * m + outputs).ravel()]
+        vals += [np.ones(k), np.repeat(-np.exp(np.concatenate([eps, eps])), m)]
+        top += k
+        self.A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                               shape=(top, s_col + 1))
 
-def _run(program) -> tuple[highspy.Highs, np.ndarray] | None:
-    cost, lower, upper, A, row_lower, row_upper, _ = program
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "simplex")  # measured faster than IPM + crossover here (3.5 s vs 6.1 s)
-    for option, value in TOLERANCES.items():
-        h.setOptionValue(option, value)
-    h.passModel(lp)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        return None
-    return h, np.asarray(h.getSolution().col_value)
+    def solve(self, zero: bool) -> np.ndarray | None:
+        """The optimal columns (HiGHS dual simplex), or None."""
+        A, s_col = self.A, self.s_col
+        cost, lower, upper = np.zeros(s_col + 1), np.zeros(s_col + 1), np.full(s_col + 1, INF)
+        upper[self.capped] = 0.0 if zero else 1.0
+        if zero:
+            lower[s_col] = upper[s_col] = 1.0
+        else:
+            cost[s_col], upper[s_col] = -1.0, S_CAP
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+        lp.row_lower_ = np.concatenate([np.zeros(self.n_eq), np.full(A.shape[0] - self.n_eq, -INF)])
+        lp.row_upper_ = np.zeros(A.shape[0])
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+        h = quiet_model(solver="simplex")  # measured faster than IPM + crossover here (3.5 s vs 6.1 s)
+        h.passModel(lp)
+        return np.asarray(h.getSolution().col_value) if run_to_optimum(h) else None
 
 
 def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions):
@@ -138,26 +132,21 @@ def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, noti
     the pure DistP ``notions``, or None when the scaled LP fails (the caller then takes the
     general route)."""
     start = time.perf_counter()
-    sides, pairs = _sides(notions)
-    n, m = mask.shape
-    program = _program(keys, mask_keys, mask, sides, pairs, zero=False)
+    program = ScaledProgram(keys, mask_keys, mask, notions)
     built = time.perf_counter() - start
-    found = _run(program)
-    if found is None:
+    x = program.solve(zero=False)
+    if x is None:
         return None
-    _, x = found
-    s = float(x[program[-1]])
+    s = float(x[program.s_col])
     if s >= S_CAP * (1 - 1e-9):  # t* = 0, or below 1/S_CAP
-        zero = _program(keys, mask_keys, mask, sides, pairs, zero=True)
-        found = _run(zero)
-        if found is None:
+        x = program.solve(zero=True)
+        if x is None:
             return None
-        _, x = found
         s, t = 1.0, 0.0
     else:
         t = 1.0 / s
-    size = n * m
-    raw = {key: x[b * size:(b + 1) * size].reshape(n, m) / s for b, key in enumerate(keys)}
+    n, m = program.shape
+    raw = {key: x[b * n * m:(b + 1) * n * m].reshape(n, m) / s for b, key in enumerate(keys)}
     return raw, t, built
 
 
