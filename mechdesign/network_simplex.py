@@ -309,23 +309,14 @@ def _price_all(kind, C, XT, YT, scale, n, m, block, tol, ci, cj, pi, pred, buf):
         k = lim - cj
         _fill(kind, C, XT, YT, scale, ci, cj, k, pj, buf)
         mn = _bmin(buf, k)
-        if mn + pii < best:
-            t = 0
-            while buf[t] != mn:
-                t += 1
-            e = ci * m + cj + t
-            if pred[ci] != e and pred[n + cj + t] != e:
-                best = mn + pii
-                bi = ci
-                bj = cj + t
-            else:  # a basic arc looks negative by round-off: take the best other one
-                for t in range(k):
-                    r = buf[t] + pii
-                    e = ci * m + cj + t
-                    if r < best and pred[ci] != e and pred[n + cj + t] != e:
-                        best = r
-                        bi = ci
-                        bj = cj + t
+        if mn + pii < best:  # the best non-basic arc (a basic one can look negative by round-off)
+            for t in range(k):
+                r = buf[t] + pii
+                e = ci * m + cj + t
+                if r < best and pred[ci] != e and pred[n + cj + t] != e:
+                    best = r
+                    bi = ci
+                    bj = cj + t
         scanned += k
         in_block += k
         cj = lim
