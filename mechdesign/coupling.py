@@ -826,7 +826,7 @@ def _simplex_cost(cost: _Cost):
     if cost.n * cost.m > _NS_LIMIT:
         return None
     M = np.empty((cost.n, cost.m))
-    for s, e in cost.chunks():
+    for s, e in cost.chunks():  # in blocks: a callable's own temporaries stay cache-sized
         M[s:e] = cost.block(slice(s, e))
     return TransportCost.matrix(M)
 
