@@ -3,12 +3,37 @@ one, and one way to run it to an optimum."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import highspy
 
 INF = highspy.kHighsInf
 #: the structured solvers' feasibility tolerances: their bounds and certificates are checked
 #: to ~1e-9, so the LPs are solved an order tighter than HiGHS's defaults (1e-7)
 TOLERANCE = 1e-10
+
+
+def _swallow_banner() -> None:
+    """HiGHS (from 1.16) prints a banner on standard output when the first model of a process is
+    made, before any option can turn output off; that would corrupt ``--json`` output. Make that
+    first model here with file descriptor 1 pointed at the null device."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable standard output: nothing to protect
+        highspy.Highs()
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_swallow_banner()
 
 
 def quiet_model(*, tolerance: float | None = TOLERANCE, warm: bool = False, **options) -> highspy.Highs:

@@ -11,6 +11,7 @@ from typing import Callable, Mapping, Sequence
 import cvxpy as cp
 import numpy as np
 
+from . import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
 from .certify import certify
 from .domain import Domain
 from .errors import ProblemError
