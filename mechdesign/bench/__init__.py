@@ -44,10 +44,13 @@ SUITES: dict[str, tuple[str, str]] = {
     "scale": ("mechdesign.bench.scale",
               ("ε-LDP k ≤ 1000, d-privacy line n ≤ 2000, Euclidean grids ≤ 40×40, profile graphs "
               "≤ 100×50, couplings ≤ 10^6 points: time, memory, gap, growth exponent")),
+    "envelope": ("mechdesign.bench.envelope",
+                 ("every special-solver family over ε ∈ {0.1 … 8}, uniform / Dirichlet / Zipf priors and "
+                  "three losses, two sizes each: worst time, status, proven gap, solver path")),
 }
 
 #: default per-instance time limits (seconds) of suites that isolate instances in subprocesses
-DEFAULT_TIME_LIMITS = {"scale": 3600.0, "peers": 600.0}
+DEFAULT_TIME_LIMITS = {"scale": 3600.0, "peers": 600.0, "envelope": 300.0}
 QUICK_TIME_LIMIT = 120.0
 
 

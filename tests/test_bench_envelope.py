@@ -1,0 +1,92 @@
+"""The envelope suite: its grid covers every family, ε, prior and loss; its instances are the
+problems they say they are (checked against closed forms); its worst-case summary is right."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mechdesign.bench import SUITES, envelope
+from mechdesign.bench.isolate import run_isolated
+
+
+def remapped_geometric_loss(n: int, eps: float) -> float:
+    """Optimal ε·d-private expected |x − y| on 0..n−1 under a uniform prior: the truncated
+    geometric mechanism with the optimal remap (Ghosh, Roughgarden and Sundararajan, "Universally
+    utility-maximizing privacy mechanisms", STOC 2009)."""
+    a = math.exp(-eps)
+    x = np.arange(n)
+    g = a ** np.abs(x[:, None] - x[None, :]) * (1 - a) / (1 + a)
+    g[:, 0] = a ** x / (1 + a)
+    g[:, -1] = a ** (n - 1 - x) / (1 + a)
+    return float(((g / n).T @ np.abs(x[:, None] - x[None, :])).min(axis=1).sum())
+
+
+def test_the_suite_is_registered():
+    assert "envelope" in SUITES
+
+
+def test_full_grid_covers_every_family_epsilon_prior_and_loss():
+    grid = envelope.grid_of(quick=False)
+    families = {p["family"] for p in grid}
+    assert families == {"ldp", "line", "grid", "points", "haversine", "graph", "profile", "distp"}
+    for fam in families:
+        mine = [p for p in grid if p["family"] == fam]
+        assert {p["epsilon"] for p in mine} == {0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0}
+        assert {p["prior"] for p in mine} == {"uniform", "dirichlet", "zipf"}
+        assert len({str(p["size"]) for p in mine}) == 2
+        if fam in envelope.NO_LOSS:
+            assert all("loss" not in p for p in mine)
+        else:
+            assert {p["loss"] for p in mine} == {"metric", "squared", "random"}
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 2.0])
+def test_line_instance_with_uniform_prior_is_the_closed_form_problem(eps):
+    out = envelope.instance({"family": "line", "size": 12, "epsilon": eps, "prior": "uniform", "loss": "metric"})
+    assert out["status"] == "optimal" and out["certificate_holds"]
+    assert out["objective"] == pytest.approx(remapped_geometric_loss(12, eps), rel=1e-7)
+
+
+def test_priors_are_distributions_of_the_named_shape():
+    rng = np.random.default_rng(1)
+    z = envelope.prior("zipf", 50, rng)
+    assert z.sum() == pytest.approx(1.0) and z.max() / z.min() == pytest.approx(50 ** 1.1)
+    assert np.allclose(envelope.prior("uniform", 4, rng), 0.25)
+    d = envelope.prior("dirichlet", 30, rng)
+    assert d.sum() == pytest.approx(1.0) and np.all(d > 0)
+
+
+def test_haversine_instances_are_locations_in_a_50_km_box():
+    problem = envelope.build({"family": "haversine", "size": 30, "epsilon": 1.0, "prior": "uniform",
+                              "loss": "metric"})
+    d = problem.privacy[0].metric.distances(problem.inputs)
+    assert 20.0 < d.max() < 80.0  # km: the box's diagonal is about 67 km
+
+
+def test_worst_case_summary_names_the_slowest_and_every_failure():
+    rows = [
+        {"parameters": {"family": "line", "size": 10, "epsilon": 0.5, "prior": "uniform", "loss": "metric"},
+         "status": "optimal", "certificate_holds": True, "total_seconds": 2.0, "isolation": {}},
+        {"parameters": {"family": "line", "size": 10, "epsilon": 1.0, "prior": "zipf", "loss": "random"},
+         "status": "optimal", "certificate_holds": True, "total_seconds": 5.0, "isolation": {}},
+        {"parameters": {"family": "line", "size": 10, "epsilon": 0.1, "prior": "zipf", "loss": "squared"},
+         "status": "timeout", "message": "timed out after 3 s", "isolation": {"wall_seconds": 3.5}},
+    ]
+    worst = envelope.worst_cases(rows)["line 10"]
+    assert worst["instances"] == 3
+    assert worst["worst_seconds"] == 5.0 and worst["worst"] == {"epsilon": 1.0, "prior": "zipf", "loss": "random"}
+    assert [b["status"] for b in worst["not_optimal"]] == ["timeout"]
+    checks = envelope._checks(rows)
+    assert [c.holds for c in checks] == [False, False]
+
+
+def test_an_isolated_instance_reports_status_path_and_memory():
+    rec = run_isolated({"target": "mechdesign.bench.envelope:instance",
+                        "params": {"family": "grid", "size": 3, "epsilon": 2.0, "prior": "zipf", "loss": "squared"},
+                        "timeout": 120})
+    assert rec["status"] == "ok", rec.get("message")
+    assert rec["value"]["certificate_holds"] and rec["value"]["solver"]
+    assert rec["peak_rss_mb"] > 0
