@@ -51,6 +51,28 @@ def quiet_model(*, tolerance: float | None = TOLERANCE, warm: bool = False, **op
     return h
 
 
+class SolverDeclined(Exception):
+    """A structured solver could not produce a proven optimum (HiGHS rejected a model update,
+    stopped short of optimality, ...). ``reason`` says why; the caller passes the problem on to
+    the general route and records the reason."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def checked(status, what: str) -> None:
+    """Raise :class:`SolverDeclined` when a HiGHS call returned an error status."""
+    if status == highspy.HighsStatus.kError:
+        raise SolverDeclined(f"HiGHS rejected {what}")
+
+
+def record_declined(problem, name: str, reason: str) -> None:
+    """Note on ``problem.extras["declined"]`` that the structured solver ``name`` passed the
+    problem on, and why."""
+    problem.extras.setdefault("declined", []).append(f"{name}: {reason}")
+
+
 def run_to_optimum(h: highspy.Highs) -> bool:
     """Run; after a non-optimal status start once more without the warm basis (it can lead
     the simplex astray: seen at k = 2000 in column generation and in cone pricing). Whether

@@ -26,6 +26,7 @@ from .base import (
     hockey_stick,
     log_ratio_max,
 )
+from .ldp import chain, links
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +43,13 @@ class DistP(Notion):
 
     δ = 0 is elementwise, (λ_a K_a)[y] <= e^ε (λ_b K_b)[y]; δ > 0 is the hockey-stick sum
     Σ_y max(0, (λ_a K_a)[y] − e^ε (λ_b K_b)[y]) <= δ. Each pair may carry its own ε (XDistP).
+
+    Compiled so that every coefficient is well scaled whatever ε (see :meth:`pair_constraints`):
+    a pair at ε = 0 is the equality λ_a K_a = λ_b K_b; a small ε puts e^ε − 1 (computed with
+    expm1) on its own, d = λ_a K_a − λ_b K_b, −(e^ε − 1) λ_a K_a <= d <= (e^ε − 1) λ_b K_b,
+    instead of coefficients 1 + 1e-9 that the solver's feasibility tolerance cannot tell from 1;
+    ε > 20 goes through a ratio chain of links e^{ε/k} <= e^20
+    (:func:`~mechdesign.privacy.ldp.chain`).
     """
 
     name = "distp"
@@ -67,17 +75,44 @@ class DistP(Notion):
     def keys(self, available):
         return sorted({s.key for pair in self.pairs for s in pair})
 
+    def structure(self):
+        """Per pair: 0 for an equality (ε·scale = 0), else the number of chain links."""
+        eps = self.pair_epsilons()
+        return tuple(0 if e == 0 else links(e) for e in eps)
+
     def constraints(self, K):
         out = []
         for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
-            pa = a.distribution @ K[a.key]
-            pb = b.distribution @ K[b.key]
-            e = self.coefficient(f"exp_epsilon_{t}", lambda eps, s=scale: np.exp(min(eps * s, 700.0)))
-            if self.delta == 0:
-                out += [pa <= e * pb, pb <= e * pa]
-            else:
-                out += [cp.sum(cp.pos(pa - e * pb)) <= self.delta,
-                        cp.sum(cp.pos(pb - e * pa)) <= self.delta]
+            out += self.pair_constraints(t, a.distribution @ K[a.key], b.distribution @ K[b.key], scale)
+        return out
+
+    def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
+        """D∞^δ(pa ‖ pb) <= ε·scale and D∞^δ(pb ‖ pa) <= ε·scale for the output distributions
+        ``pa`` = λ_a K_a, ``pb`` = λ_b K_b of pair ``t``.
+
+        δ = 0: pa = pb when ε·scale = 0; for ε·scale <= 20, with d = pa − pb,
+        d <= (e^{ε s} − 1) pb and −d <= (e^{ε s} − 1) pa; beyond, pa <= e^{ε s} pb (and the
+        reverse) each through a chain of k links e^{ε s/k}. δ > 0: Σ_y max(0, pa − e^{ε s} pb)
+        <= δ, e^{ε s} pb as c·W with W <= c^{k−1} pb chained when k > 1.
+        """
+        k = 0 if self.epsilon * scale == 0 else links(self.epsilon * scale)
+        if self.delta == 0 and k == 0:
+            return [pa == pb]
+        if self.delta == 0 and k == 1:
+            c = self.coefficient(f"expm1_epsilon_{t}", lambda eps, s=scale: np.expm1(min(eps * s, 20.0)))
+            d = cp.Variable(pa.shape)
+            return [d == pa - pb, d <= c * pb, -d <= c * pa]
+        kk = max(k, 1)
+        c = self.coefficient(f"exp_epsilon_{t}_link{kk}", lambda eps, s=scale, n=kk: np.exp(min(eps * s / n, 20.0)))
+        if self.delta == 0:
+            return chain(pa, pb, k, c) + chain(pb, pa, k, c)
+        out = []
+        for p, q in ((pa, pb), (pb, pa)):
+            if kk > 1:
+                w = cp.Variable(q.shape, bounds=[0.0, 1.0])
+                out += chain(w, q, kk - 1, c)
+                q = w
+            out.append(cp.sum(cp.pos(p - c * q)) <= self.delta)
         return out
 
     def _outputs(self, mechs: Mapping[str, np.ndarray]):

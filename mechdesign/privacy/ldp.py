@@ -1,4 +1,12 @@
-"""Local differential privacy: ε-LDP and (ε, δ)-LDP."""
+"""Local differential privacy: ε-LDP and (ε, δ)-LDP, and the ratio chains that keep large e^ε
+coefficients out of the LPs.
+
+A ratio constraint a <= e^L b with L > 20 (HiGHS refuses coefficients >= 1e15 and returns wrong
+"optimal" answers from about e^29 on) is written exactly as a chain through k − 1 auxiliary
+variables, a <= c w_1, w_1 <= c w_2, ..., w_{k−1} <= c b with c = e^{L/k} <= e^20,
+k = ⌈L / 20⌉: any a, b with a <= e^L b have the witness w_t = min(1, c^{k−t} b) when a <= 1
+(and conversely the chain multiplies out to a <= c^k b = e^L b).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,41 @@ from collections.abc import Mapping
 import cvxpy as cp
 import numpy as np
 
-from .base import AUDIT_TOL, Audit, Notion, check_delta, check_epsilon, hockey_stick
+from .base import (
+    AUDIT_TOL,
+    MAX_LOG_COEFFICIENT,
+    Audit,
+    Notion,
+    check_delta,
+    check_epsilon,
+    hockey_stick,
+)
+
+
+def links(log_coefficient: float) -> int:
+    """Chain links k = max(1, ⌈L / 20⌉) so that each link's coefficient e^{L/k} is <= e^20."""
+    return max(1, int(np.ceil(float(log_coefficient) / MAX_LOG_COEFFICIENT - 1e-12)))
+
+
+def link_coefficient(notion: Notion, name: str, scale: float = 1.0):
+    """The per-link coefficient e^{ε·scale/k} of ``notion`` at its current ε (a Parameter when
+    the notion is parametric; k is fixed by the current ε, and sweeps recompile when it moves)."""
+    k = links(notion.epsilon * scale)
+    return notion.coefficient(f"{name}_link{k}", lambda eps: np.exp(min(eps * scale / k, MAX_LOG_COEFFICIENT)))
+
+
+def chain(top, bottom, k: int, c, upper: float | None = 1.0) -> list:
+    """Constraints top <= c^k · bottom (elementwise) through k − 1 auxiliary variables of the
+    shape of ``bottom``: top <= c w_1, w_t <= c w_{t+1}, w_{k−1} <= c bottom.
+
+    ``upper`` bounds the auxiliaries (w_t = min(upper, c^{k−t} bottom) is a witness whenever
+    top <= upper), which keeps HiGHS away from huge primal values; None leaves them unbounded.
+    """
+    shape = bottom.shape
+    bounds = None if upper is None else [0.0, upper]
+    steps = [cp.Variable(shape, nonneg=bounds is None, bounds=bounds) for _ in range(k - 1)]
+    seq = [top, *steps, bottom]
+    return [seq[t] <= c * seq[t + 1] for t in range(k)]
 
 
 class LDP(Notion):
@@ -15,6 +57,8 @@ class LDP(Notion):
 
     Compiled in the exact O(|X||Y|) envelope form: one variable m_y per column with
     m_y <= K[x, y] <= e^ε m_y (the same polytope as the all-pairs form, far fewer rows).
+    For ε > 20 the upper side goes through a column maximum M_y and a ratio chain,
+    K[x, y] <= c M_y, M_y <= c^{k−1} m_y (module docstring), so no coefficient exceeds e^20.
     With per-context mechanisms it applies to each context's matrix.
     """
 
@@ -24,13 +68,23 @@ class LDP(Notion):
     def __init__(self, epsilon: float):
         self.epsilon = check_epsilon(epsilon)
 
+    def structure(self):
+        return links(self.epsilon)
+
     def constraints(self, K):
         out = []
-        e = self.coefficient("exp_epsilon", np.exp)
+        k = links(self.epsilon)
+        c = link_coefficient(self, "exp_epsilon")
         for var in K.values():
-            m = cp.Variable(var.shape[1], nonneg=True)
-            row = cp.reshape(m, (1, var.shape[1]), order="C")
-            out += [var >= row, var <= e * row]
+            n_out = var.shape[1]
+            m = cp.Variable(n_out, nonneg=True)
+            out.append(var >= _row(m))
+            if k == 1:
+                out.append(var <= c * _row(m))
+                continue
+            top = cp.Variable(n_out, bounds=[0.0, 1.0])  # M_y >= max_x K[x, y] / c
+            out.append(var <= c * _row(top))
+            out += chain(top, m, k - 1, c)
         return out
 
     def level(self, k: np.ndarray) -> float:
@@ -59,7 +113,12 @@ class LDP(Notion):
 
 
 class ApproxLDP(Notion):
-    """(ε, δ)-LDP: Σ_y max(0, K[x, y] − e^ε K[x', y]) <= δ for all x != x' (hockey stick)."""
+    """(ε, δ)-LDP: Σ_y max(0, K[x, y] − e^ε K[x', y]) <= δ for all x != x' (hockey stick).
+
+    For ε > 20 the term e^ε K[x', y] is replaced by c W with W <= c^{k−1} K[x', y] through a
+    ratio chain (module docstring): exact, since max(0, p − cW) is smallest at the largest W
+    allowed, min(1, c^{k−1} K[x', y]), and p <= 1 <= c makes the cap harmless.
+    """
 
     name = "ldp"
 
@@ -67,13 +126,21 @@ class ApproxLDP(Notion):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
 
+    def structure(self):
+        return links(self.epsilon)
+
     def constraints(self, K):
         out = []
-        e = self.coefficient("exp_epsilon", np.exp)
+        k = links(self.epsilon)
+        c = link_coefficient(self, "exp_epsilon")
         for var in K.values():
             n = var.shape[0]
             i, j = np.nonzero(~np.eye(n, dtype=bool))
-            excess = cp.pos(var[i, :] - e * var[j, :])
+            other = var[j, :]
+            if k > 1:
+                other = cp.Variable((i.size, var.shape[1]), bounds=[0.0, 1.0])
+                out += chain(other, var[j, :], k - 1, c)
+            excess = cp.pos(var[i, :] - c * other)
             out.append(cp.sum(excess, axis=1) <= self.delta)
         return out
 
@@ -91,6 +158,11 @@ class ApproxLDP(Notion):
         return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
                      {"epsilon": self.epsilon, "delta": achieved},
                      achieved <= self.delta + AUDIT_TOL)
+
+
+def _row(v):
+    """The vector variable ``v`` as a (1, n) row, broadcast against a matrix."""
+    return cp.reshape(v, (1, v.shape[0]), order="C")
 
 
 def ldp(epsilon: float, delta: float = 0.0) -> Notion:
