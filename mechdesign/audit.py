@@ -10,16 +10,26 @@ from .mechanism import Mechanism, check_stochastic
 from .privacy.base import DEFAULT, Audit, Notion
 
 
-def audit(mechanism, notion: Notion) -> Audit:
+def audit(mechanism, notion: Notion, exact: bool = False) -> Audit:
     """The level ``mechanism`` achieves under ``notion`` (float64, no solver).
 
     ``mechanism`` is a :class:`Mechanism`, a row-stochastic array, or a mapping from context
     name to either (per-context mechanisms).
 
+    With ``exact=True`` the matrices are re-checked in exact rational / outward-rounded interval
+    arithmetic from the notion's definition (:func:`mechdesign.exact_audit.exact_audit`): ``holds``
+    is then a proof at the requested level plus the audit tolerance, ``detail`` says whether it
+    also holds with no tolerance, and ``achieved`` is a rigorous upper bound of the level. A
+    notion exact mode does not cover raises :class:`~mechdesign.errors.ProblemError`.
+
     >>> from mechdesign.privacy import LDP
     >>> audit(np.array([[0.75, 0.25], [0.25, 0.75]]), LDP(np.log(3))).holds
     True
     """
+    if exact:
+        from .exact_audit import exact_audit
+
+        return exact_audit(notion, as_matrices(mechanism))
     return notion.audit(as_matrices(mechanism))
 
 
