@@ -22,6 +22,7 @@ import numpy as np
 
 from .dantzig_wolfe import GENERAL_MIN_INPUTS, prefers_lazy_pairs
 from .highs_model import INF, quiet_model, run_to_optimum
+from .lp_bound import highs_model_bound
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
@@ -86,7 +87,10 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         if progress is not None:
             progress(rounds, value, worst)
         if worst <= VIOLATION:
-            return ContextSolution(np.maximum(K, 0.0), value, value, rounds, h.getNumRow() - n)
+            # the bound its row duals prove on the relaxed LP (a relaxation's bound holds for the
+            # full LP), on the box 0 <= K <= 1 that every row-stochastic K lies in
+            bound = highs_model_bound(h, upper=1.0)
+            return ContextSolution(np.maximum(K, 0.0), value, min(bound, value), rounds, h.getNumRow() - n)
         # the PER_OUTPUT most violated pairs of every output (fewer where fewer are violated)
         k = min(PER_OUTPUT, excess.shape[0])
         top = np.argpartition(-excess, k - 1, axis=0)[:k]

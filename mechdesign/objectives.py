@@ -22,6 +22,55 @@ class Objective:
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         raise NotImplementedError
 
+    def magnitude(self) -> float:
+        """The size of the objective's coefficients (max |coefficient|; 1 when it has none).
+
+        Solvers' absolute tolerances (1e-9) assume coefficients of order one: a loss of 1e-9
+        would otherwise be solved to no precision. The program minimises objective/magnitude,
+        which has the same minimisers; value and bound are scaled back."""
+        return 1.0
+
+    def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
+        """Raise ProblemError unless the objective's data fit |X| = n_inputs, |Y| = n_outputs
+        and the mechanism keys ``keys`` (default: nothing to check)."""
+
+
+def _matrix(value, name: str) -> np.ndarray:
+    """A finite 2-D float array, or ProblemError naming ``name``."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ProblemError("expected a matrix of numbers", key=name) from None
+    if array.ndim != 2 or array.size == 0:
+        raise ProblemError(f"expected a non-empty matrix, got shape {array.shape}", key=name)
+    if not np.all(np.isfinite(array)):
+        raise ProblemError("expected finite numbers (no NaN or infinity)", key=name)
+    return array
+
+
+def _weights(value, name: str) -> np.ndarray:
+    """A finite non-negative 1-D float array, or ProblemError naming ``name``."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ProblemError("expected a vector of numbers", key=name) from None
+    if array.ndim != 1 or array.size == 0:
+        raise ProblemError(f"expected a non-empty vector, got shape {array.shape}", key=name)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ProblemError("expected finite non-negative weights", key=name)
+    return array
+
+
+def _check_shape(array: np.ndarray, shape: tuple, name: str, meaning: str) -> None:
+    if array.shape != shape:
+        raise ProblemError(f"expected shape {shape} ({meaning}), got {array.shape}", key=name)
+
+
+def _check_keys(keys, allowed: list[str], name: str) -> None:
+    unknown = [k for k in keys if k not in allowed]
+    if unknown:
+        raise ProblemError(f"unknown mechanism contexts {unknown}; expected among {allowed}", key=name)
+
 
 class ExpectedLoss(Objective):
     """Σ_s Σ_x W_s[x] Σ_y K_s[x, y] L[x, y], where W_s = w_s λ_s (context weight times its
@@ -30,8 +79,21 @@ class ExpectedLoss(Objective):
     kind = "expected-loss"
 
     def __init__(self, loss: np.ndarray, row_weights: Mapping[str, np.ndarray]):
-        self.loss = np.asarray(loss, dtype=float)
-        self.row_weights = {k: np.asarray(v, dtype=float) for k, v in row_weights.items()}
+        self.loss = _matrix(loss, "objective.loss")
+        if not isinstance(row_weights, Mapping) or not row_weights:
+            raise ProblemError("expected a mapping from context name to row weights",
+                               key="objective.row_weights")
+        self.row_weights = {k: _weights(v, f"objective.row_weights[{k}]") for k, v in row_weights.items()}
+        for k, w in self.row_weights.items():
+            _check_shape(w, (self.loss.shape[0],), f"objective.row_weights[{k}]", "one weight per loss row")
+
+    def magnitude(self) -> float:
+        top = max(float(np.abs(self._coefficients(k)).max()) for k in self.row_weights)
+        return top if top > 0 else 1.0
+
+    def check(self, n_inputs, n_outputs, keys):
+        _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
+        _check_keys(self.row_weights, keys, "objective.row_weights")
 
     def _coefficients(self, key):
         return self.row_weights[key][:, None] * self.loss
@@ -61,8 +123,18 @@ class WorstCaseLoss(Objective):
     kind = "worst-case-loss"
 
     def __init__(self, loss: np.ndarray, keys: list[str]):
-        self.loss = np.asarray(loss, dtype=float)
+        self.loss = _matrix(loss, "objective.loss")
         self.keys = list(keys)
+        if not self.keys:
+            raise ProblemError("expected at least one mechanism context", key="objective.keys")
+
+    def magnitude(self) -> float:
+        top = float(np.abs(self.loss).max())
+        return top if top > 0 else 1.0
+
+    def check(self, n_inputs, n_outputs, keys):
+        _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
+        _check_keys(self.keys, keys, "objective.keys")
 
     def expression(self, K):
         return cp.max(cp.hstack([cp.max(cp.sum(cp.multiply(self.loss, K[k]), axis=1)) for k in self.keys]))
@@ -79,9 +151,17 @@ class MaxOffDiagonal(Objective):
     def __init__(self, off_diagonal: np.ndarray, keys: list[str]):
         self.mask = np.asarray(off_diagonal, dtype=bool)
         self.keys = list(keys)
+        if self.mask.ndim != 2:
+            raise ProblemError(f"expected a matrix mask, got shape {self.mask.shape}", key="objective.mask")
+        if not self.keys:
+            raise ProblemError("expected at least one mechanism context", key="objective.keys")
         if not self.mask.any():
             raise ProblemError("max-off-diagonal needs at least two outputs", key="objective.kind")
         self._rows, self._cols = np.nonzero(self.mask)
+
+    def check(self, n_inputs, n_outputs, keys):
+        _check_shape(self.mask, (n_inputs, n_outputs), "objective.mask", "|X| x |Y|")
+        _check_keys(self.keys, keys, "objective.keys")
 
     def expression(self, K):
         return cp.max(cp.hstack([cp.max(K[k][self._rows, self._cols]) for k in self.keys]))
@@ -96,7 +176,18 @@ class ProfileMarginalError(Objective):
     kind = "profile-marginal-error"
 
     def __init__(self, distributions: Mapping[str, np.ndarray]):
-        self.distributions = {k: np.asarray(v, dtype=float) for k, v in distributions.items()}
+        if not isinstance(distributions, Mapping) or not distributions:
+            raise ProblemError("expected a mapping from context name to distribution",
+                               key="objective.distributions")
+        self.distributions = {k: _weights(v, f"objective.distributions[{k}]") for k, v in distributions.items()}
+
+    def check(self, n_inputs, n_outputs, keys):
+        if n_inputs != n_outputs:
+            raise ProblemError(f"needs the outputs to equal the inputs, got {n_inputs} inputs and "
+                               f"{n_outputs} outputs", key="objective.kind")
+        for k, lam in self.distributions.items():
+            _check_shape(lam, (n_inputs,), f"objective.distributions[{k}]", "one probability per input")
+        _check_keys(self.distributions, keys, "objective.distributions")
 
     def expression(self, K):
         return cp.max(cp.hstack([cp.max(cp.abs(lam - lam @ K[k])) for k, lam in self.distributions.items()]))
