@@ -38,7 +38,7 @@ from ..privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP
 from ..privacy.information import GVulnerability, InformationPrivacy, MinEntropy, MutualInformation
 from ..privacy.ldp import LDP, ApproxLDP
 from ..privacy.metric import MetricPrivacy
-from ..privacy.target import Target
+from ..privacy.target import ApproximateKnowledge, Target
 from . import divergence_notions, information_notions
 from .ratio_notions import (
     all_ordered_pairs,
@@ -134,6 +134,7 @@ _AUDITS = {
     DivergenceDistP: _divergence_distp,
     DivergenceXDistP: _divergence_distp,
     Target: information_notions.target_audit,
+    ApproximateKnowledge: divergence_notions.approximate_knowledge_audit,
     MinEntropy: information_notions.min_entropy_audit,
     MutualInformation: information_notions.mutual_information_audit,
     InformationPrivacy: information_notions.capacity_audit,
