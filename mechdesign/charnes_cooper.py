@@ -31,10 +31,10 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from .highs_model import INF, quiet_model, run_to_optimum
+from .highs_model import INF, SolverDeclined, checked, quiet_model, record_declined, run_to_optimum
 from .objectives import MaxOffDiagonal
-from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.distp import DistP, ProfilePrivacy, XDistP
+from .privacy.ldp import links
 from .problem import register_special_solver
 
 #: the largest s = 1/t sought; reaching it means t* = 0 (or below 1/S_CAP, then the general LP)
@@ -95,22 +95,27 @@ class ScaledProgram:
             vals += [weight[keep], -np.ones(m)]
         top += len(sides) * m
         self.n_eq = top
-        # μ_p − e^ε μ_q <= 0 for (p, q) = (a, b) and (b, a): one row per pair, direction, output
-        p, q = np.concatenate([first, second]), np.concatenate([second, first])
-        k = p.size * m
-        outputs = np.arange(m)
-        rows += [top + np.arange(k)] * 2
-        cols += [(n_w + p[:, None] * m + outputs).ravel(), (n_w + q[:, None] * m + outputs).ravel()]
-        vals += [np.ones(k), np.repeat(-np.exp(np.concatenate([eps, eps])), m)]
-        top += k
+        r, c, v, lo, n_cols, self.free = _pair_rows(first, second, eps, m, n_w, s_col + 1)
+        rows += [top + x for x in r]
+        cols += c
+        vals += v
+        self.row_lower = lo
+        top += sum(x.size for x in lo)
         self.A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                               shape=(top, s_col + 1))
+                               shape=(top, n_cols))
 
-    def solve(self, zero: bool) -> np.ndarray | None:
-        """The optimal columns (HiGHS dual simplex), or None."""
+    def solve(self, zero: bool) -> np.ndarray:
+        """The optimal columns (HiGHS dual simplex); raises :class:`SolverDeclined` when HiGHS
+        rejects the model or ends without an optimum."""
         A, s_col = self.A, self.s_col
-        cost, lower, upper = np.zeros(s_col + 1), np.zeros(s_col + 1), np.full(s_col + 1, INF)
-        upper[self.capped] = 0.0 if zero else 1.0
+        size = A.shape[1]
+        cost, lower, upper = np.zeros(size), np.zeros(size), np.full(size, INF)
+        lower[self.free] = -INF
+        # chain links: μ <= s <= S_CAP, so a_t = μ / c^t <= S_CAP is a witness; the bound keeps
+        # HiGHS's presolve from declaring the LP unbounded (seen at ε = 30)
+        upper[s_col + 1:] = S_CAP
+        upper[self.free] = INF
+        upper[:s_col + 1][self.capped] = 0.0 if zero else 1.0
         if zero:
             lower[s_col] = upper[s_col] = 1.0
         else:
@@ -118,36 +123,96 @@ class ScaledProgram:
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
         lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-        lp.row_lower_ = np.concatenate([np.zeros(self.n_eq), np.full(A.shape[0] - self.n_eq, -INF)])
+        lp.row_lower_ = np.concatenate([np.zeros(self.n_eq), *self.row_lower])
         lp.row_upper_ = np.zeros(A.shape[0])
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
         lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
         h = quiet_model(solver="simplex")  # measured faster than IPM + crossover here (3.5 s vs 6.1 s)
-        h.passModel(lp)
-        return np.asarray(h.getSolution().col_value) if run_to_optimum(h) else None
+        checked(h.passModel(lp), "the scaled max-entry LP")
+        if not run_to_optimum(h):
+            raise SolverDeclined(f"the scaled LP ended {h.modelStatusToString(h.getModelStatus())}")
+        return np.asarray(h.getSolution().col_value)
 
 
-def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions):
+def _pair_rows(first, second, eps, m: int, n_w: int, n_cols: int):
+    """The pairs' ratio constraints μ_a <= e^ε μ_b, μ_b <= e^ε μ_a (row upper bounds all 0),
+    each pair in the form that keeps its coefficients well scaled (as
+    :class:`~mechdesign.privacy.distp.DistP` does):
+
+    * ε = 0: μ_a − μ_b = 0;
+    * 0 < ε <= 20: d = μ_a − μ_b (a free new column), d − (e^ε − 1) μ_b <= 0,
+      −d − (e^ε − 1) μ_a <= 0 (e^ε − 1 from expm1: no coefficient 1 + 1e-9);
+    * ε > 20: a chain of k links e^{ε/k} each way through k − 1 new columns per output.
+
+    μ_a of side a, output y, is column n_w + a·m + y; new columns start at ``n_cols``. Returns
+    (rows numbered from 0, columns, values, row lower bounds, total columns, free columns).
+    """
+    rows, cols, vals, lower, free = [], [], [], [], []
+    top, outputs = 0, np.arange(m)
+
+    def add(columns, values, lo):
+        nonlocal top
+        r = top + np.arange(columns[0].size)
+        for c, v in zip(columns, values):
+            rows.append(r)
+            cols.append(np.asarray(c).ravel())
+            vals.append(np.broadcast_to(v, r.shape).astype(float))
+        lower.append(np.full(r.size, lo))
+        top += r.size
+
+    for a, b, e in zip(first, second, eps):
+        mu_a, mu_b = n_w + a * m + outputs, n_w + b * m + outputs
+        k = 0 if e == 0 else links(e)
+        if k == 0:
+            add([mu_a, mu_b], [1.0, -1.0], 0.0)
+        elif k == 1:
+            d = n_cols + outputs
+            n_cols += m
+            free += d.tolist()
+            add([d, mu_a, mu_b], [1.0, -1.0, 1.0], 0.0)
+            add([d, mu_b], [1.0, -np.expm1(e)], -INF)
+            add([d, mu_a], [-1.0, -np.expm1(e)], -INF)
+        else:
+            c = np.exp(e / k)
+            for p, q in ((mu_a, mu_b), (mu_b, mu_a)):
+                seq = [p] + [n_cols + t * m + outputs for t in range(k - 1)] + [q]
+                n_cols += (k - 1) * m
+                for t in range(k):
+                    add([seq[t], seq[t + 1]], [1.0, -c], -INF)
+    return rows, cols, vals, lower, n_cols, free
+
+
+def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions,
+                    reasons: list[str] | None = None):
     """(raw matrices by key, t*, seconds spent building the LP) of min max masked entry under
     the pure DistP ``notions``, or None when the scaled LP fails (the caller then takes the
-    general route)."""
+    general route; the reason is appended to ``reasons`` when given)."""
+    try:
+        return _max_entry(keys, mask_keys, mask, notions)
+    except SolverDeclined as exc:
+        if reasons is not None:
+            reasons.append(exc.reason)
+        return None
+
+
+def _max_entry(keys, mask_keys, mask, notions):
+    """:func:`solve_max_entry`, raising :class:`SolverDeclined` on HiGHS trouble."""
     start = time.perf_counter()
     program = ScaledProgram(keys, mask_keys, mask, notions)
     built = time.perf_counter() - start
     x = program.solve(zero=False)
-    if x is None:
-        return None
     s = float(x[program.s_col])
     if s >= S_CAP * (1 - 1e-9):  # t* = 0, or below 1/S_CAP
         x = program.solve(zero=True)
-        if x is None:
-            return None
         s, t = 1.0, 0.0
     else:
         t = 1.0 / s
     n, m = program.shape
     raw = {key: x[b * n * m:(b + 1) * n * m].reshape(n, m) / s for b, key in enumerate(keys)}
     return raw, t, built
+
+
+NAME = "HiGHS (Charnes–Cooper scaled max-entry LP)"
 
 
 @register_special_solver
@@ -163,13 +228,14 @@ def max_entry_by_scaling(problem):
     keys = problem.keys
     if not set(objective.keys) <= set(keys) or any(set(n.keys(keys)) - set(keys) for n in notions):
         return None  # the general route reports the unknown keys
-    if any(eps > MAX_LOG_COEFFICIENT for n in notions for eps in n.pair_epsilons()):
-        return None  # never emit coefficients beyond e^20 (DESIGN §4)
     start = time.perf_counter()
-    found = solve_max_entry(keys, set(objective.keys), objective.mask, notions)
+    reasons: list[str] = []
+    found = solve_max_entry(keys, set(objective.keys), objective.mask, notions, reasons)
     if found is None:
+        for reason in reasons:
+            record_declined(problem, NAME, reason)
         return None
     raw, t, built = found
-    return raw, {"status": "optimal", "name": "HiGHS (Charnes–Cooper scaled max-entry LP)",
+    return raw, {"status": "optimal", "name": NAME,
                  "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built,
                  "objective": t}
