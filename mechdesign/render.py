@@ -59,6 +59,8 @@ def print_result(result: Result, console: Console, baselines: list[dict] | None 
     times = f"compile {s.get('compile_seconds', 0):.3f} s, solve {s.get('solve_seconds') or 0:.3f} s"
     gap = f", gap {s['gap']:.2e}" if "gap" in s else ""
     console.print(f"  solver {s.get('name', '-')}: {times}{gap}")
+    if s.get("privacy"):
+        console.print(f"  privacy {s['privacy']}")
     if result.certificate:
         console.print(certificate_table(result.certificate))
     for name, mech in result.mechanisms.items():

@@ -18,8 +18,18 @@ STATUSES = ("optimal", "infeasible", "unbounded", "failed")
 class Result:
     """What a solve returns: status, objective, mechanisms, certificate and solver statistics.
 
-    ``status`` is ``optimal`` only when every certificate line holds on the returned matrices
-    and the optimality gap is within tolerance.
+    ``status`` is ``optimal`` only when every certificate line holds on the returned matrices,
+    the objective and the lower bound are finite and the relative gap is within tolerance;
+    ``infeasible`` only with a Farkas certificate checked on the data; ``failed`` otherwise
+    (after a solver failure the certified data-independent design is returned, marked so).
+
+    ``solver`` records, besides names and times: ``bound`` (a lower bound on the optimum, None
+    when none could be proven), ``bound_proven`` (True when the bound holds in exact arithmetic
+    on the program's data — LP routes derive it from their duals; False for the conic solvers'
+    dual objective, named in ``bound_kind``), ``gap`` ((objective − bound) / |objective|, absent
+    without a bound), ``special_solvers`` (what each structured solver did: solved, declined,
+    or the exception it raised), ``privacy`` (present only when nothing is private: no notion,
+    or ε = ∞) and, after a solver failure, ``fallback``.
     """
 
     problem: str

@@ -1,0 +1,258 @@
+"""Honest statuses: "optimal" needs a finite proven gap within tolerance; "infeasible" needs a
+Farkas certificate and never applies to the package's notions (a data-independent mechanism
+satisfies them all); solver trouble never raises; tiny objectives are scaled; bad inputs are
+ProblemErrors naming the argument."""
+
+import io
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from rich.console import Console
+
+from mechdesign import Domain, Problem
+from mechdesign import problem as problem_module
+from mechdesign.errors import ProblemError
+from mechdesign.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
+from mechdesign.privacy import LDP
+from mechdesign.privacy.base import Audit, Notion
+from mechdesign.render import print_result
+from mechdesign.spec import load_problem
+
+
+def small_ldp(n=4, eps=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    loss = rng.random((n, n))
+    return Problem(inputs=Domain.from_size(n), privacy=[LDP(eps)], objective=WorstCaseLoss(loss, ["default"]))
+
+
+def test_nan_gap_is_never_optimal():
+    problem = small_ldp()
+    raw = {"default": np.full((4, 4), 0.25)}
+    result = problem.finish(raw, {"status": "optimal", "name": "test", "objective": float("nan"),
+                                  "bound_proven": True})
+    assert result.status == "failed"
+    assert "gap" in result.message
+
+
+def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
+    # duals that prove nothing (a snapshot whose bound is -inf): no bound, no gap, not optimal
+    class Unproven:
+        def bound(self, cutoff):
+            return -np.inf
+
+    problem = small_ldp()
+    raw = {"default": np.full((4, 4), 0.25)}
+    result = problem.finish(raw, {"status": "optimal", "name": "HIGHS", "objective": 0.3,
+                                  "_lp": (Unproven(), 1.0)})
+    assert result.status == "failed"
+    assert result.solver["bound"] is None and result.solver["bound_proven"] is False
+    assert "gap" not in result.solver
+
+
+def claim(status, times=None):
+    """Replace the HiGHS call so that it reports ``status`` (the first ``times`` calls, or all)."""
+    real = problem_module._highs
+    calls = []
+
+    def fake(program, verbose, retry=False):
+        real(program, verbose, retry)
+        calls.append(retry)
+        if times is None or len(calls) <= times:
+            program.problem._status = status
+            program.problem._value = None
+            for v in program.problem.variables():
+                v.value = None
+    return fake, calls
+
+
+def test_spurious_infeasibility_is_retried(monkeypatch):
+    fake, calls = claim(cp.INFEASIBLE, times=1)
+    monkeypatch.setattr(problem_module, "_highs", fake)
+    result = small_ldp().solve()
+    assert calls == [False, True]
+    assert result.status == "optimal"
+    assert "retried" in result.solver
+
+
+def test_persistent_infeasibility_of_a_package_notion_is_a_failure(monkeypatch):
+    fake, calls = claim(cp.INFEASIBLE)
+    monkeypatch.setattr(problem_module, "_highs", fake)
+    problem = small_ldp()
+    result = problem.solve()
+    assert result.status == "failed"
+    assert "solver failed" in result.message and "feasible by construction" in result.message
+    # the certified data-independent design: uniform rows, ε-LDP with zero leakage
+    assert result.holds
+    assert np.allclose(result.mechanism.matrix, 0.25)
+    assert result.objective == pytest.approx(problem.objective.value({"default": np.full((4, 4), 0.25)}))
+
+
+def test_spurious_unboundedness_is_a_failure(monkeypatch):
+    fake, _ = claim(cp.UNBOUNDED)
+    monkeypatch.setattr(problem_module, "_highs", fake)
+    result = small_ldp().solve()
+    assert result.status == "failed" and result.holds
+
+
+class FirstEntryAtLeast(Notion):
+    """A user notion (not the package's): K[0, 0] >= level for every mechanism."""
+
+    name = "first-entry"
+
+    def __init__(self, level):
+        self.level = level
+
+    def constraints(self, K):
+        return [v[0, 0] >= self.level for v in K.values()]
+
+    def audit(self, mechs):
+        got = min(float(m[0, 0]) for m in mechs.values())
+        return Audit(self.name, {"level": self.level}, {"level": got}, got >= self.level - 1e-9)
+
+
+def test_user_notion_infeasibility_is_proven_by_farkas():
+    problem = small_ldp()
+    problem.privacy.append(FirstEntryAtLeast(2.0))  # impossible: rows sum to 1
+    result = problem.solve()
+    assert result.status == "infeasible"
+    assert result.solver["infeasibility_proven"] is True
+
+
+def test_infeasibility_claim_without_certificate_is_not_reported(monkeypatch):
+    fake, _ = claim(cp.INFEASIBLE)
+    monkeypatch.setattr(problem_module, "_highs", fake)
+    problem = small_ldp()
+    problem.privacy.append(FirstEntryAtLeast(0.5))  # feasible: no Farkas certificate exists
+    result = problem.solve()
+    assert result.status == "failed"
+    assert "no certificate" in result.message
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), ValueError("bad"), ArithmeticError("nan"), MemoryError()])
+def test_special_solver_exceptions_fall_through(monkeypatch, exc):
+    def broken(problem):
+        raise exc
+
+    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [broken, *problem_module.SPECIAL_SOLVERS])
+    result = load_problem("problems/ldp-skewed-prior.toml").solve()
+    assert result.status == "optimal"
+    record = result.solver["special_solvers"]
+    assert record[0]["solver"] == "broken" and record[0]["outcome"].startswith(f"raised {type(exc).__name__}")
+    assert record[-1]["outcome"] == "solved"
+
+
+def test_declining_special_solver_is_recorded(monkeypatch):
+    class SolverDeclined(Exception):
+        pass
+
+    def declines(problem):
+        raise SolverDeclined("too large")
+
+    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [declines])
+    result = small_ldp().solve()
+    assert result.status == "optimal"
+    assert result.solver["special_solvers"] == [{"solver": "declines", "outcome": "declined: too large"}]
+
+
+def test_unknown_solver_argument_raises_like_the_constructor():
+    problem = small_ldp()
+    with pytest.raises(ProblemError) as err:
+        problem.solve(solver="gurobi")
+    assert err.value.key == "solve.solver"
+    with pytest.raises(ProblemError):
+        Problem(inputs=Domain.from_size(2), objective=WorstCaseLoss(np.ones((2, 2)), ["default"]), solver="gurobi")
+
+
+def test_no_privacy_is_stated():
+    problem = Problem(inputs=Domain.from_size(3), objective=WorstCaseLoss(1 - np.eye(3), ["default"]))
+    result = problem.solve()
+    assert result.status == "optimal" and result.objective == pytest.approx(0.0, abs=1e-12)
+    assert result.solver["privacy"] == "none: no privacy constraint"
+    assert result.to_dict()["solver"]["privacy"].startswith("none")
+    out = io.StringIO()
+    print_result(result, Console(file=out, width=120))
+    assert "no privacy constraint" in out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr"])
+def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
+    reference = load_problem(f"problems/{name}.toml").solve()
+    tiny = load_problem(f"problems/{name}.toml")
+    tiny.objective.loss = tiny.objective.loss * 1e-9
+    result = tiny.solve()
+    assert reference.status == "optimal"
+    assert result.status == "optimal", result.message
+    assert result.objective == pytest.approx(1e-9 * reference.objective, rel=1e-7)
+    assert result.solver["gap"] <= 1e-7
+
+
+# --- boundary checks -------------------------------------------------------------------------
+
+def test_loss_of_the_wrong_shape():
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), privacy=[LDP(1.0)],
+                objective=ExpectedLoss(np.ones((4, 4)), {"default": np.full(4, 0.25)}))
+    assert err.value.key == "objective.loss" and "(3, 3)" in str(err.value)
+
+
+def test_prior_of_the_wrong_length():
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), privacy=[LDP(1.0)],
+                objective=ExpectedLoss(np.ones((3, 3)), {"default": np.full(4, 0.25)}))
+    assert err.value.key == "objective.row_weights[default]"
+
+
+def test_weights_must_be_finite_and_non_negative():
+    with pytest.raises(ProblemError) as err:
+        ExpectedLoss(np.ones((2, 2)), {"default": np.array([1.5, -0.5])})
+    assert err.value.key == "objective.row_weights[default]"
+    with pytest.raises(ProblemError) as err:
+        ExpectedLoss(np.array([[0.0, np.nan], [1.0, 0.0]]), {"default": np.full(2, 0.5)})
+    assert err.value.key == "objective.loss"
+
+
+def test_contexts_must_be_probability_vectors_of_the_right_length():
+    objective = MaxOffDiagonal(1 - np.eye(3), ["a"])
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), objective=objective, contexts={"a": [0.5, 0.5]})
+    assert err.value.key == "mechanism.contexts[a]" and "3 probabilities" in str(err.value)
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), objective=objective, contexts={"a": [0.5, 0.5, 0.5]})
+    assert "summing to 1" in str(err.value)
+
+
+def test_objective_contexts_must_exist():
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), objective=MaxOffDiagonal(1 - np.eye(3), ["a", "b"]),
+                contexts={"a": np.full(3, 1 / 3)})
+    assert err.value.key == "objective.keys" and "'b'" in str(err.value)
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(2), objective=ExpectedLoss(np.ones((2, 2)), {"x": np.full(2, 0.5)}))
+    assert err.value.key == "objective.row_weights"
+
+
+def test_profile_marginal_error_needs_matching_sizes():
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), objective=ProfileMarginalError({"default": np.full(2, 0.5)}))
+    assert err.value.key == "objective.distributions[default]"
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(2), outputs=Domain.from_size(3),
+                objective=ProfileMarginalError({"default": np.full(2, 0.5)}))
+    assert err.value.key == "objective.kind"
+
+
+def test_other_arguments_are_checked():
+    objective = WorstCaseLoss(np.ones((2, 2)), ["default"])
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(2), objective=objective, gap_tolerance=-1.0)
+    assert err.value.key == "solve.gap_tolerance"
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(2), objective=objective, privacy=["ldp"])
+    assert err.value.key == "privacy"
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=[0, 1], objective=objective)
+    assert err.value.key == "inputs"
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(2), objective="expected-loss")
+    assert err.value.key == "objective"
