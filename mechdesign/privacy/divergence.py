@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import cvxpy as cp
 import numpy as np
 
 from ..divergences import Divergence
@@ -27,7 +28,6 @@ from ..divergences import divergence as lookup
 from ..errors import ProblemError
 from .base import (
     AUDIT_TOL,
-    MAX_LOG_COEFFICIENT,
     Audit,
     Notion,
     check_delta,
@@ -35,6 +35,7 @@ from .base import (
     hockey_stick,
 )
 from .distp import DistP, Side, distribution_widths, per_unit, width_scaled_audit
+from .ldp import chain, links
 
 
 def _resolve(div, delta: float) -> Divergence:
@@ -87,11 +88,11 @@ class DivergenceDP(Notion):
         # both directions of every pair
         self.i, self.j = np.concatenate([i, j]), np.concatenate([j, i])
         self.labels = list(labels) if labels is not None else None
-        self._lp = np.ones(self.i.size, dtype=bool)
 
     @property
     def linear(self) -> bool:  # type: ignore[override]
-        return self.divergence.linear
+        """An LP for linear divergences, and for any divergence when every bound is 0."""
+        return self.divergence.linear or not np.any(self.epsilon * self.scales() > 0)
 
     @property
     def pure(self) -> bool:  # type: ignore[override]
@@ -101,23 +102,52 @@ class DivergenceDP(Notion):
         """Per directed pair, the factor on ε (1 here; d(x, x') for XDP)."""
         return np.ones(self.i.size)
 
+    def _links(self) -> np.ndarray:
+        """Per directed pair: 0 when its bound ε·scale is 0 (an equality), else the chain links
+        of the max divergence (1 for the other divergences)."""
+        bounds = self.epsilon * self.scales()
+        if self.divergence.name != "max":
+            return (bounds > 0).astype(int)
+        return np.array([0 if b == 0 else links(b) for b in bounds], dtype=int)
+
+    def structure(self):
+        return self._links().tobytes()
+
     def constraints(self, K):
-        scales = self.scales()
-        div = self.divergence
-        if div.name == "max" and self.delta == 0:
-            # keep the LP well scaled (DESIGN §4): huge e^{εd} coefficients are left out; the
-            # certificate's mixing step restores them and the LP value is then a lower bound
-            self._lp = self.epsilon * scales <= MAX_LOG_COEFFICIENT
-            self.relaxed = not bool(np.all(self._lp))
-        keep = self._lp
-        i, j, s = self.i[keep], self.j[keep], scales[keep]
-        if i.size == 0:
-            return []
-        c = self.coefficient("divergence_bound", lambda eps: div.coefficient(eps * s))
+        """D(K[x] ‖ K[x']) <= ε·scale per directed pair. A bound of 0 is the equality
+        K[x] = K[x'] for every divergence (a divergence vanishes only on equal distributions).
+        The max divergence is compiled like :class:`~mechdesign.privacy.distp.DistP`: with
+        d = K[x] − K[x'] <= (e^{εs} − 1) K[x'] (expm1) up to e^20, a ratio chain beyond."""
+        scales, group = self.scales(), self._links()
         out = []
-        for var in K.values():
-            out += div.constraints(var[i, :], var[j, :], c, self.delta)
+        for k in np.unique(group):
+            sel = group == k
+            i, j, s = self.i[sel], self.j[sel], scales[sel]
+            for var in K.values():
+                out += self._group(var[i, :], var[j, :], int(k), s)
         return out
+
+    def _group(self, P, Q, k: int, s: np.ndarray) -> list:
+        """The constraints of directed pairs with rows P, Q and ``k`` (see :meth:`_links`)."""
+        div, tag = self.divergence, f"{k}_{s.size}"
+        if k == 0:
+            return [P == Q]
+        if div.name != "max":
+            c = self.coefficient(f"divergence_bound_{tag}", lambda eps: div.coefficient(eps * s))
+            return div.constraints(P, Q, c, self.delta)
+        if self.delta == 0 and k == 1:
+            c = self.coefficient(f"expm1_{tag}", lambda eps: np.expm1(np.minimum(eps * s, 20.0))[:, None])
+            d = cp.Variable(P.shape)
+            return [d == P - Q, d <= cp.multiply(c, Q)]
+        c = self.coefficient(f"link_{tag}", lambda eps: np.exp(np.minimum(eps * s / k, 20.0))[:, None])
+        if self.delta == 0:
+            return chain(P, Q, k, c)
+        out = []
+        if k > 1:
+            w = cp.Variable(Q.shape, bounds=[0.0, 1.0])
+            out += chain(w, Q, k - 1, c)
+            Q = w
+        return out + [cp.sum(cp.pos(P - cp.multiply(c, Q)), axis=1) <= self.delta]
 
     def levels(self, k: np.ndarray) -> np.ndarray:
         """Per directed pair: D(K[x] ‖ K[x']) (or the hockey-stick δ at ε·scale when δ > 0)."""
@@ -205,21 +235,30 @@ class DivergenceDistP(DistP):
 
     @property
     def linear(self) -> bool:  # type: ignore[override]
-        return self.divergence.linear
+        """An LP for linear divergences, and for any divergence when every bound is 0."""
+        return self.divergence.linear or not np.any(self.pair_epsilons() > 0)
 
     @property
     def pure(self) -> bool:  # type: ignore[override]
         return self.divergence.name == "max" and self.delta == 0
 
-    def constraints(self, K):
+    def structure(self):
+        if self.divergence.name == "max":
+            return super().structure()
+        return tuple(bool(e > 0) for e in self.pair_epsilons())
+
+    def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
+        """D(pa ‖ pb) <= ε·scale and D(pb ‖ pa) <= ε·scale. The max divergence is the core
+        DistP's (chains beyond e^20, expm1 for small ε); for every divergence a bound of 0 is
+        the equality pa = pb (a divergence vanishes only on equal distributions), which keeps
+        conic solvers off a degenerate cone."""
         div = self.divergence
-        out = []
-        for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
-            pa = a.distribution @ K[a.key]
-            pb = b.distribution @ K[b.key]
-            c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
-            out += div.constraints(pa, pb, c, self.delta) + div.constraints(pb, pa, c, self.delta)
-        return out
+        if div.name == "max":
+            return super().pair_constraints(t, pa, pb, scale)
+        if self.epsilon * scale == 0:
+            return [pa == pb]
+        c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
+        return div.constraints(pa, pb, c, self.delta) + div.constraints(pb, pa, c, self.delta)
 
     def levels(self, mechs):
         """Per pair: max of D both ways (or the hockey-stick δ at the pair's ε when δ > 0)."""

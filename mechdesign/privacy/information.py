@@ -49,12 +49,30 @@ def _broadcast_row(v, m: int):
 
 
 class _BitsNotion(Notion):
-    """A bound in bits; ``epsilon`` is the same number so ε-sweeps sweep the bound."""
+    """A bound in bits; ``epsilon`` is the same number so ε-sweeps sweep the bound.
 
-    linear = False
+    A bound of 0 bits is linear for Shannon capacity and mutual information (equal rows, see
+    :meth:`equal_rows`), so the program is then an LP rather than a degenerate exponential cone.
+    """
 
     def __init__(self, bits: float):
         self.epsilon = _bits(bits)
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return self.epsilon == 0
+
+    def structure(self):
+        return self.epsilon == 0
+
+    @staticmethod
+    def equal_rows(var, rows: np.ndarray) -> list:
+        """The rows ``rows`` of ``var`` all equal to the first of them: every row then equals
+        the output distribution πK (a mixture of equal rows), so I(π; K) = Σ_x π_x D(K[x] ‖ πK)
+        = 0 and, over all rows, C(K) = 0; conversely D(K[x] ‖ q) = 0 only at K[x] = q."""
+        if rows.size < 2:
+            return []
+        return [var[rows[1:], :] == np.ones((rows.size - 1, 1)) @ var[rows[:1], :]]
 
     @property
     def bits(self) -> float:
@@ -76,6 +94,8 @@ class InformationPrivacy(_BitsNotion):
     name = "information"
 
     def constraints(self, K):
+        if self.epsilon == 0:
+            return [c for var in K.values() for c in self.equal_rows(var, np.arange(var.shape[0]))]
         out = []
         bound = self.coefficient("nats", lambda c: c * LN2)
         for var in K.values():
@@ -130,10 +150,13 @@ class MutualInformation(_BitsNotion):
 
     def constraints(self, K):
         out = []
-        bound = self.coefficient("nats", lambda c: c * LN2)
+        bound = self.coefficient("nats", lambda c: c * LN2) if self.epsilon > 0 else 0.0
         for key, var in K.items():
             pi = self.priors[key]
             rows = np.flatnonzero(pi > 0)
+            if self.epsilon == 0:  # I = 0 exactly when every row with π_x > 0 equals πK
+                out += self.equal_rows(var, rows)
+                continue
             q = pi @ var
             terms = cp.rel_entr(var[rows, :], _broadcast_row(q, len(rows)))
             out.append(cp.sum(pi[rows] @ terms) <= bound)
@@ -164,7 +187,13 @@ class MinEntropy(_BitsNotion):
     """Min-entropy (multiplicative Bayes) capacity log2 Σ_y max_x K[x, y] <= c: an LP."""
 
     name = "min-entropy"
-    linear = True
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return True
+
+    def structure(self):
+        return None
 
     def constraints(self, K):
         out = []

@@ -49,7 +49,7 @@ def chain(top, bottom, k: int, c, upper: float | None = 1.0) -> list:
     bounds = None if upper is None else [0.0, upper]
     steps = [cp.Variable(shape, nonneg=bounds is None, bounds=bounds) for _ in range(k - 1)]
     seq = [top, *steps, bottom]
-    return [seq[t] <= c * seq[t + 1] for t in range(k)]
+    return [seq[t] <= cp.multiply(c, seq[t + 1]) for t in range(k)]
 
 
 class LDP(Notion):
