@@ -112,7 +112,8 @@ def _divergence_dp(notion: DivergenceDP, mechs) -> Audit:
     requested = {"epsilon": notion.epsilon, "divergence": "max"}
     if notion.delta > 0:
         requested["delta"] = notion.delta
-        return hockey_audit(notion.name, requested, notion.epsilon, notion.delta, chain(*factories), pairs)
+        return hockey_audit(notion.name, requested, notion.epsilon, notion.delta,
+                            chain(*factories), pairs)
     return ratio_audit(notion.name, requested, notion.epsilon, chain(*factories), pairs)
 
 
@@ -156,8 +157,8 @@ def exact_audit(notion: Notion, mechs: Mapping[str, np.ndarray]) -> Audit:
     fn = _AUDITS.get(type(notion))
     if fn is None:
         raise ProblemError(f"exact mode does not cover the notion '{type(notion).__name__}' "
-                           f"({getattr(notion, 'name', '?')}); it covers {', '.join(covered_notions())}",
-                           key="notion")
+                           f"({getattr(notion, 'name', '?')}); it covers "
+                           f"{', '.join(covered_notions())}", key="notion")
     keys = notion.keys(list(mechs))
     missing = [k for k in keys if k not in mechs]
     if missing:

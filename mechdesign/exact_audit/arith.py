@@ -69,16 +69,18 @@ def dy_fraction(a: Dyadic) -> Fraction:
     return Fraction(a[0]) * (Fraction(2) ** a[1])
 
 
-def dy_max(a: Dyadic, b: Dyadic) -> Dyadic:
-    return a if dy_cmp(a, b) >= 0 else b
+def dy_float(a: Dyadic) -> float:
+    """The float nearest to a (CPython's int / int true division is correctly rounded)."""
+    m, e = a
+    try:
+        return float(m << e) if e >= 0 else m / (1 << -e)
+    except OverflowError:
+        return math.inf if m > 0 else -math.inf
 
 
 def float_down(a: Dyadic) -> float:
     """The largest float <= a (−inf below the float range, the largest float above it)."""
-    try:
-        f = math.ldexp(float(a[0]), a[1]) if abs(a[0]) < 2 ** 1000 else float(dy_fraction(a))
-    except OverflowError:
-        f = math.inf if a[0] > 0 else -math.inf
+    f = dy_float(a)
     if math.isinf(f):
         f = math.copysign(np.finfo(float).max, f)
         return f if dy_le(dyadic(f), a) else -math.inf
@@ -154,15 +156,6 @@ def exp_float_bounds(c: Fraction) -> tuple[float, float]:
     return max(float_down(lo), 0.0), float_up(hi)
 
 
-def exact_fraction(x: float) -> Fraction:
-    return Fraction(float(x))
-
-
-def as_dyadic_matrix(a: np.ndarray) -> list[list[Dyadic]]:
-    """A float array (2-D) as nested lists of exact dyadics."""
-    return [[dyadic(v) for v in row] for row in np.asarray(a, dtype=float).tolist()]
-
-
 def exact_vecmat(lam: np.ndarray, k: np.ndarray) -> list[Dyadic]:
     """(λK)[y] = Σ_x λ_x K[x, y] exactly, as dyadics (one integer sum per column).
 
@@ -187,5 +180,4 @@ def exact_vecmat(lam: np.ndarray, k: np.ndarray) -> list[Dyadic]:
 
 def dyadic_floats(values: list[Dyadic]) -> np.ndarray:
     """Nearest floats of exact dyadics (for the float screen; relative error <= 2^-53)."""
-    return np.array([float(dy_fraction(v)) if abs(v[0]) >= 2 ** 1000 else math.ldexp(float(v[0]), v[1])
-                     if v[0] else 0.0 for v in values], dtype=float)
+    return np.array([dy_float(v) for v in values], dtype=float)

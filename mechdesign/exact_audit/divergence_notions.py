@@ -188,7 +188,8 @@ def distribution_audit(notion, mechs) -> Audit:
 
     rows = []
     for (a, b), scale in zip(notion.pairs, np.asarray(notion.pair_scales(), dtype=float).tolist()):
-        rows += [(f"{a.name}~{b.name}", out(a), out(b), scale), (f"{b.name}~{a.name}", out(b), out(a), scale)]
+        rows += [(f"{a.name}~{b.name}", out(a), out(b), scale),
+                 (f"{b.name}~{a.name}", out(b), out(a), scale)]
     requested = {"epsilon": notion.epsilon, "divergence": notion.divergence.name}
     return comparisons_audit(notion, rows, requested, len(rows))
 

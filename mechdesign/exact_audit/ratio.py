@@ -126,14 +126,20 @@ def check_ratio(P: np.ndarray, Q: np.ndarray, c: list, exact: Exact | None = Non
     """
     P = np.asarray(P, dtype=float)
     Q = np.asarray(Q, dtype=float)
+    exact_inputs = exact is None
     exact = exact or float_exact(P, Q)
     active = np.array([ct is not None for ct in c], dtype=bool)
     lf, uf = _bounds_arrays(c)
     with np.errstate(over="ignore", invalid="ignore"):
         lo = lf[:, None] * Q
         hi = uf[:, None] * Q
-        proven = (P == 0) | ((lo >= TINY) & (P <= lo * (1.0 - SCREEN_MARGIN)))
-        refuted = (P > 0) & ((Q == 0) | ((P >= TINY) & (P >= hi * (1.0 + SCREEN_MARGIN))))
+        proven = (lo >= TINY) & (P <= lo * (1.0 - SCREEN_MARGIN))
+        refuted = (P >= TINY) & (P >= hi * (1.0 + SCREEN_MARGIN))
+        if exact_inputs:
+            proven |= P == 0
+            refuted |= (P > 0) & (Q == 0)
+        else:  # a rounded q below the normal range has no relative error bound
+            refuted &= Q >= TINY
     proven |= ~active[:, None]
     refuted &= active[:, None] & ~proven
     v = Verdict(checked=int(active.sum()) * P.shape[1], refuted=int(refuted.sum()))
@@ -152,7 +158,8 @@ def check_ratio(P: np.ndarray, Q: np.ndarray, c: list, exact: Exact | None = Non
     return v
 
 
-def hockey_bounds(p: list[Dyadic], q: list[Dyadic], c: Fraction, prec: int) -> tuple[Dyadic, Dyadic]:
+def hockey_bounds(p: list[Dyadic], q: list[Dyadic], c: Fraction,
+                  prec: int) -> tuple[Dyadic, Dyadic]:
     """Exact (H_low, H_high) with H_low <= Σ_y max(0, p_y − e^c q_y) <= H_high."""
     lo, hi = exp_bounds(c, prec)
     h_hi: Dyadic = (0, 0)
@@ -167,20 +174,23 @@ def hockey_bounds(p: list[Dyadic], q: list[Dyadic], c: Fraction, prec: int) -> t
     return h_lo, h_hi
 
 
-def _hockey_screen(P, Q, lf, uf):
+def _hockey_screen(P, Q, lf, uf, exact_inputs: bool):
     """Per row: float (upper bound of H, lower bound of H), both rigorous."""
     m = P.shape[1]
     with np.errstate(over="ignore", invalid="ignore"):
         h = np.maximum(P - lf[:, None] * Q, 0.0).sum(axis=1)
-        err = (m + 4) * 2 * U * (P.sum(axis=1) + lf * Q.sum(axis=1) + h) + m * 2.0 ** -1070
+        err = ((m + 4) * 2 * U * (P.sum(axis=1) + lf * Q.sum(axis=1) + h)
+               + m * 2.0 ** -1070 * (1 + lf))
         upper = h + err
         upper = np.where(np.isfinite(upper), upper * (1 + 4 * U), np.inf)
         finite = np.isfinite(uf)
         hl = np.maximum(P - np.where(finite, uf, 0.0)[:, None] * Q, 0.0).sum(axis=1)
-        err_l = (m + 4) * 2 * U * (P.sum(axis=1) + np.where(finite, uf, 0.0) * Q.sum(axis=1) + hl)
-        lower = np.where(finite & np.isfinite(err_l), (hl - err_l - m * 2.0 ** -1070) * (1 - 4 * U), 0.0)
-    # where e^c overflows, only the mass on q = 0 surely exceeds it
-    stuck = np.where(Q == 0, P, 0.0).sum(axis=1) * (1 - (m + 2) * U)
+        uf0 = np.where(finite, uf, 0.0)
+        err_l = ((m + 4) * 2 * U * (P.sum(axis=1) + uf0 * Q.sum(axis=1) + hl)
+                 + m * 2.0 ** -1070 * (1 + uf0))
+        lower = np.where(finite & np.isfinite(err_l), (hl - err_l) * (1 - 4 * U), 0.0)
+    # where e^c overflows, only the mass on q = 0 surely exceeds it (known only when q is exact)
+    stuck = np.where(Q == 0, P, 0.0).sum(axis=1) * (1 - (m + 2) * U) if exact_inputs else 0.0
     return upper, np.where(finite, lower, stuck)
 
 
@@ -192,14 +202,25 @@ def check_hockey(P: np.ndarray, Q: np.ndarray, c: list, bound: Dyadic, exact: Ex
     """
     P = np.asarray(P, dtype=float)
     Q = np.asarray(Q, dtype=float)
+    exact_inputs = exact is None
     exact = exact or float_exact(P, Q)
-    lf, uf = _bounds_arrays([Fraction(0) if ct is None else ct for ct in c])
-    upper, lower = _hockey_screen(P, Q, lf, uf)
+    lf, uf = _bounds_arrays(c)
+    upper, lower = _hockey_screen(P, Q, lf, uf, exact_inputs)
     bound_d = bound
     bound = float(dy_fraction(bound))
     v = Verdict(checked=len(c))
     worst = 0.0
     for t in range(len(c)):
+        if c[t] is None:  # e^c = +inf: only the mass on zeros of q counts, exactly
+            stuck = (0, 0)
+            for y in range(P.shape[1]):
+                if exact(t, y, 1)[0] == 0:
+                    stuck = dy_add(stuck, exact(t, y, 0))
+            worst = max(worst, float_up(stuck))
+            if dy_cmp(stuck, bound_d) > 0:
+                v.refuted += 1
+                v.first_violation = v.first_violation or (labels(t) if labels else t)
+            continue
         if upper[t] <= bound * (1 - SCREEN_MARGIN):
             worst = max(worst, float(upper[t]))
             continue
@@ -213,7 +234,7 @@ def check_hockey(P: np.ndarray, Q: np.ndarray, c: list, bound: Dyadic, exact: Ex
         q = [exact(t, y, 1) for y in range(P.shape[1])]
         state = 0
         for prec in PRECISIONS:
-            h_lo, h_hi = hockey_bounds(p, q, c[t] or Fraction(0), prec)
+            h_lo, h_hi = hockey_bounds(p, q, c[t], prec)
             if dy_le(h_hi, bound_d):
                 state = 1
                 break
@@ -235,5 +256,6 @@ def float_levels(P: np.ndarray, Q: np.ndarray, scale: np.ndarray) -> np.ndarray:
         r = np.log(P) - np.log(Q)
         r = np.where(P <= 0, -np.inf, np.where(Q <= 0, np.inf, r))
         top = np.maximum(r.max(axis=1), 0.0)
-        out = np.where(top <= 0, 0.0, np.where(scale > 0, top / np.where(scale > 0, scale, 1.0), np.inf))
+        per = np.where(scale > 0, top / np.where(scale > 0, scale, 1.0), np.inf)
+        out = np.where(top <= 0, 0.0, per)
     return np.where(np.isinf(scale) & np.isfinite(top), 0.0, out)

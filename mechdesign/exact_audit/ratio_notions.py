@@ -69,7 +69,9 @@ def level_upper(blocks: Blocks, estimate: float) -> float:
     """A float proven >= the true level max ln(P/Q)/scale: the estimate plus a margin, verified."""
     if not np.isfinite(estimate):
         return float("inf")
-    tries = ([0.0] if estimate == 0 else []) + [estimate + m * (1 + estimate) for m in LEVEL_MARGINS]
+    tries = [estimate + m * (1 + estimate) for m in LEVEL_MARGINS]
+    if estimate == 0:
+        tries.insert(0, 0.0)
     for a in tries:
         if run_ratio(blocks, Fraction(a)).proved:
             return a
@@ -124,7 +126,10 @@ def matrix_blocks(k: np.ndarray, i: np.ndarray, j: np.ndarray, scales: np.ndarra
     def gen():
         for s in range(0, i.size, step):
             ii, jj = i[s:s + step], j[s:s + step]
-            yield k[ii], k[jj], scales[s:s + step], None, (lambda t, ii=ii, jj=jj: name(int(ii[t]), int(jj[t])))
+
+            def label(t, ii=ii, jj=jj):
+                return name(int(ii[t]), int(jj[t]))
+            yield k[ii], k[jj], scales[s:s + step], None, label
     return gen
 
 
