@@ -172,10 +172,13 @@ class Problem:
         return self.objective.linear and all(n.linear for n in self.privacy)
 
     # pipeline -------------------------------------------------------------------------------
-    def compile(self, parametric: bool = False) -> Program:
+    def compile(self, parametric: bool = False, scaled: bool = False) -> Program:
         """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
         cvxpy Parameters, so :meth:`Notion.set_epsilon` re-targets the program without
-        recompiling (sweeps)."""
+        recompiling (sweeps). With ``scaled``, the program minimises objective / s with
+        s = :meth:`Objective.magnitude` (``Program.scale``; :func:`run_solver` reports values
+        in the objective's units), so that tiny or huge losses meet the solvers' absolute
+        tolerances at their natural scale; otherwise s = 1."""
         start = time.perf_counter()
         for notion in self.privacy:
             notion.parametric = parametric
@@ -189,7 +192,7 @@ class Problem:
                 raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}",
                                    key="privacy")
             constraints += notion.constraints({k: K[k] for k in keys})
-        scale = self.objective.magnitude()
+        scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
                        feasible_by_design=all(builtin_notion(n) for n in self.privacy))
@@ -210,7 +213,7 @@ class Problem:
                     raw, info = found
                     info["special_solvers"] = attempts
                     return self.finish(raw, info)
-        program = self.compile()
+        program = self.compile(scaled=True)
         raw, info = run_solver(program, chosen, verbose)
         if attempts:
             info["special_solvers"] = attempts

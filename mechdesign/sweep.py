@@ -245,7 +245,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
                 if entry is None:
                     for n in notions:
                         n.__dict__.pop("_params", None)
-                    program = problem.compile(parametric=True)
+                    program = problem.compile(parametric=True, scaled=True)
                     compiles += 1
                     _COMPILES += 1
                     params = [n.__dict__.get("_params") for n in notions]

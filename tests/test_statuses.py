@@ -18,6 +18,7 @@ from mechdesign.privacy import LDP
 from mechdesign.privacy.base import Audit, Notion
 from mechdesign.render import print_result
 from mechdesign.spec import load_problem
+from mechdesign.sweep import sweep
 
 
 def small_ldp(n=4, eps=1.0, seed=0):
@@ -175,7 +176,7 @@ def test_no_privacy_is_stated():
     assert "no privacy constraint" in out.getvalue()
 
 
-@pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr"])
+@pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr", "geo-grid"])
 def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
     reference = load_problem(f"problems/{name}.toml").solve()
     tiny = load_problem(f"problems/{name}.toml")
@@ -185,6 +186,17 @@ def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
     assert result.status == "optimal", result.message
     assert result.objective == pytest.approx(1e-9 * reference.objective, rel=1e-7)
     assert result.solver["gap"] <= 1e-7
+
+
+def test_tiny_losses_in_a_sweep():
+    # the sweep's parametric program is scaled like the plain solve's (geo-grid: general LP route)
+    reference = load_problem("problems/geo-grid.toml").solve()
+    tiny = load_problem("problems/geo-grid.toml")
+    tiny.objective.loss = tiny.objective.loss * 1e-9
+    eps = tiny.privacy[0].epsilon
+    point = sweep(tiny, [eps], use_special=False).points[0]
+    assert point.result.status == "optimal", point.result.message
+    assert point.result.objective == pytest.approx(1e-9 * reference.objective, rel=1e-7)
 
 
 # --- boundary checks -------------------------------------------------------------------------
