@@ -278,6 +278,17 @@ def test_xdistp_scales_each_pair_by_its_distance():
         assert audit(m, notion, exact=True).holds is expected
 
 
+def test_free_target_with_equal_outputs_deviates_by_exactly_zero():
+    weights = {"a": 0.1, "b": 0.2, "c": 0.7}
+    contexts = {s: np.array([0.25, 0.75]) for s in weights}
+    notion = Target(contexts, None, weights=weights)
+    assert sum(Fraction(w) for w in notion.weights.values()) != 1  # float weights: not exact
+    row = np.array([0.3, 0.2, 0.5])
+    mechs = {s: np.array([row, row]) for s in weights}
+    a = audit(mechs, notion, exact=True)
+    assert a.holds and a.detail["holds_at_requested"] and a.achieved["deviation"] == 0.0
+
+
 # ---------------------------------------------------------------------------------------------
 # agreement with the float audit away from the boundary, arithmetic, and refusals
 
@@ -289,6 +300,69 @@ def test_exact_and_float_audits_agree_away_from_the_boundary():
         for factor in (1 - 1e-4, 1 + 1e-4):
             notion = LDP(level * factor)
             assert audit(m, notion, exact=True).holds == audit(m, notion).holds == (factor > 1)
+
+
+def _boundary_matrix(rng, m: int, eps_d: np.ndarray, up: bool) -> np.ndarray:
+    """Columns whose entries sit 3 ulps below K[x, y] = e^{ε d(x, 0)} K[0, y]; with ``up``, one
+    random entry sits 3 ulps above instead."""
+    base = rng.uniform(0.05, 0.3, size=m)
+    k = base[None, :] * np.exp(eps_d)[:, None]
+    x, y = rng.integers(1, k.shape[0]), rng.integers(0, m)
+    for _ in range(3):
+        k = np.nextafter(k, 0.0)
+    if up:
+        for _ in range(6):
+            k[x, y] = np.nextafter(k[x, y], 1.0)
+    k[0] = base
+    return k
+
+
+def _oracle_ratio(k: np.ndarray, dist: np.ndarray, eps: Fraction) -> bool:
+    """All ordered pairs at 60 digits: K[x, y] <= e^{ε d} K[x', y] (plain rounding is decisive:
+    the margins here are >= 1e-17, the oracle's error about 1e-60)."""
+    e = mpmath.mpf(eps.numerator) / eps.denominator
+    n = k.shape[0]
+    return all(mpmath.mpf(k[x, y]) <= mpmath.exp(e * mpmath.mpf(dist[x, z])) * mpmath.mpf(k[z, y])
+               for x in range(n) for z in range(n) if x != z for y in range(k.shape[1]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_verdicts_at_the_boundary_agree_with_a_high_precision_oracle(seed):
+    from mechdesign.exact_audit import exact_audit
+    from mechdesign.privacy.base import AUDIT_TOL
+
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 1, size=(4, 2))
+    dom = Domain.from_points(pts)
+    notion = MetricPrivacy(0.9, Metric("euclidean"), dom)
+    dist = notion.metric.distances(dom)
+    k = _boundary_matrix(rng, 6, notion.epsilon * dist[:, 0], up=seed % 2 == 1)
+    a = exact_audit(notion, {"default": k})
+    eps = Fraction(notion.epsilon)
+    assert a.detail["holds_at_requested"] == _oracle_ratio(k, dist, eps)
+    assert a.holds == _oracle_ratio(k, dist, eps + Fraction(AUDIT_TOL))
+    assert a.detail["undecided"] == 0
+    assert a.detail["holds_at_requested"] is (seed % 2 == 0)  # the construction's intent
+    assert notion.audit({"default": k}).holds  # the float audit cannot tell the two apart
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hockey_stick_verdict_agrees_with_a_high_precision_oracle(seed):
+    from mechdesign.exact_audit import exact_audit
+
+    rng = np.random.default_rng(10 + seed)
+    k = rng.dirichlet(np.ones(5), size=4)
+    eps = 0.4
+    e = mpmath.exp(mpmath.mpf(eps))
+    h = max(sum(max(mpmath.mpf(0), mpmath.mpf(k[x, y]) - e * mpmath.mpf(k[z, y]))
+                for y in range(5)) for x in range(4) for z in range(4) if x != z)
+    delta = float(h)
+    a = exact_audit(ApproxLDP(eps, delta), {"default": k})
+    assert a.holds  # δ + 1e-9 is far above H
+    assert a.detail["holds_at_requested"] == (h <= mpmath.mpf(delta))
+    assert h <= a.achieved["delta"] <= float(h) * (1 + 1e-9)
+    tight = exact_audit(ApproxLDP(eps, float(np.nextafter(delta, 0.0))), {"default": k})
+    assert tight.detail["holds_at_requested"] is False
 
 
 def test_exact_products_and_directed_rounding():

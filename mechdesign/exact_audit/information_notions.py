@@ -37,10 +37,8 @@ from .arith import (
     dy_cmp,
     dy_fraction,
     dy_mul,
-    dy_sub,
     dyadic,
     exact_vecmat,
-    float_up,
     fraction_up,
     iv_bounds,
     iv_dyadic,
@@ -107,28 +105,22 @@ def decide_upper(value_fn, bound: Fraction) -> tuple[int, float]:
 # target
 
 def target_audit(notion, mechs) -> Audit:
-    outs = {s: exact_vecmat(lam, mechs[s]) for s, lam in notion.contexts.items()}
+    outs = {s: [dy_fraction(v) for v in exact_vecmat(lam, mechs[s])]
+            for s, lam in notion.contexts.items()}
     if notion.mu is not None:
-        mu = [dyadic(v) for v in np.asarray(notion.mu, dtype=float).tolist()]
-    else:
-        mu = [ZERO] * len(next(iter(outs.values())))
-        for s, o in outs.items():
-            w = dyadic(notion.weights[s])
-            mu = [dy_add(m, dy_mul(w, v)) for m, v in zip(mu, o)]
-    worst: Dyadic = ZERO
-    deviations = {}
-    for s, o in outs.items():
-        dev = ZERO
-        for a, b in zip(o, mu):
-            d = dy_sub(a, b)
-            d = (abs(d[0]), d[1])
-            dev = d if dy_cmp(d, dev) > 0 else dev
-        deviations[s] = float_up(dev)
-        worst = dev if dy_cmp(dev, worst) > 0 else worst
-    holds = dy_cmp(worst, dyadic(AUDIT_TOL)) <= 0
-    detail = _detail("rational", len(outs), worst[0] == 0, not holds, {"deviations": deviations})
+        mu = [Fraction(v) for v in np.asarray(notion.mu, dtype=float).tolist()]
+    else:  # the weighted mean, normalised exactly: equal outputs have deviation 0
+        weights = {s: Fraction(notion.weights[s]) for s in outs}
+        total = sum(weights.values())
+        mu = [sum(weights[s] * o[y] for s, o in outs.items()) / total
+              for y in range(len(next(iter(outs.values()))))]
+    deviations = {s: max(abs(a - b) for a, b in zip(o, mu)) for s, o in outs.items()}
+    worst = max(deviations.values())
+    holds = worst <= Fraction(AUDIT_TOL)
+    detail = _detail("rational", len(outs), worst == 0, not holds,
+                     {"deviations": {s: fraction_up(v) for s, v in deviations.items()}})
     return Audit(notion.name, {"distribution": notion.label, "deviation": 0.0},
-                 {"deviation": float_up(worst)}, holds, detail)
+                 {"deviation": fraction_up(worst)}, holds, detail)
 
 
 # ---------------------------------------------------------------------------------------------
