@@ -1,19 +1,23 @@
 r"""Exact audits of targets and of the information notions.
 
 * :class:`~mechdesign.privacy.target.Target` — the deviation max_s max_y |(λ_s K_s)[y] − μ_y| is
-  a dyadic rational, computed exactly (μ given, or the weighted mean Σ_s w_s λ_s K_s of a free
-  target); it holds when the deviation is <= τ (the notion's own tolerance) and holds at the
-  request when it is exactly 0.
+  a rational computed exactly (μ given, or for a free target the weighted mean
+  Σ_s w_s λ_s K_s / Σ_s w_s, normalised exactly so that equal outputs deviate by exactly 0); it
+  holds when the deviation is <= τ (the notion's own tolerance) and holds at the request when
+  it is exactly 0.
 * :class:`~mechdesign.privacy.information.MinEntropy` — log2 Σ_y max_x K[x, y] <= c ⟺
   S = Σ_y max_x K[x, y] <= 2^c: S is an exact sum, 2^c = 2^⌊c⌋·2^{c − ⌊c⌋} is enclosed by
   intervals (exact when c is an integer).
 * :class:`~mechdesign.privacy.information.MutualInformation` — I(π; K) =
   Σ_x π_x Σ_y K[x, y] ln(K[x, y] / (πK)_y) / ln 2 with πK exact and the sum enclosed by intervals.
-* :class:`~mechdesign.privacy.information.InformationPrivacy` — the Shannon capacity satisfies
-  C(K) = min_q max_x D(K[x] ‖ q) <= max_x D(K[x] ‖ q) for every distribution q (Cover & Thomas,
-  *Elements of Information Theory*, 2nd ed., 2006, Thm 13.1.1 / §10.8); q is taken from the
-  library's Blahut–Arimoto solver, and since it need not sum exactly to 1 the bound is evaluated
-  as max_x D(K[x] ‖ q) + ln Σ_y q_y (the divergence to q/Σq), enclosed by intervals.
+* :class:`~mechdesign.privacy.information.InformationPrivacy` — for every prior π and every
+  distribution q over the outputs, I(π; K) = Σ_x π_x D(K[x] ‖ q) − D(πK ‖ q)
+  <= max_x D(K[x] ‖ q), so the Shannon capacity is at most max_x D(K[x] ‖ q) (the
+  Blahut–Arimoto upper bound; Cover & Thomas, *Elements of Information Theory*, 2nd ed., Wiley
+  2006, §10.8). q is taken from the library's solver
+  (:func:`~mechdesign.capacity.shannon_capacity`); since it need not sum exactly to 1, the
+  bound is evaluated as max_x D(K[x] ‖ q) + ln Σ_y q_y (the divergence to q/Σq), enclosed by
+  intervals. A failed bound refutes nothing.
 * :class:`~mechdesign.privacy.information.GVulnerability` — V_g(π, K) =
   Σ_y max_w Σ_x π_x g(w, x) K[x, y] exactly; a bound in bits is V_g(π)·2^bits, enclosed.
 

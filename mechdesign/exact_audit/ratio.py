@@ -10,29 +10,31 @@ L_t <= e^{c_t} <= U_t (:func:`~mechdesign.exact_audit.arith.exp_bounds`), the tr
   is tightened, 80 → 256 → 1024 → 4096 bits, which decides every c != 0).
 
 Float screen. Most triples are far from their bound and are decided in float64 without
-rationals. Let Lf <= L be a float lower bound of e^c (rounded down from the exact enclosure,
-never from ``math.exp``), m = 10^-6 the screen margin and u = 2^-53. If ``fl(Lf·q) >= 2^-900``
-(a normal number, so fl(Lf·q) >= Lf·q·(1 − u)... and <= Lf·q·(1 + u)) and
-p_f <= fl(fl(Lf·q)·(1 − m)), then
+rationals. Let Lf <= L be a float lower bound of e^c, rounded down from the exact enclosure
+(never taken from ``math.exp``, whose accuracy the C library does not guarantee), m = 10^-6 the
+screen margin and u = 2^-53 the unit round-off. Write p_f, q_f for the floats used: exact for
+matrix entries, correctly rounded for exact sums λK (then p <= p_f(1 + u) and
+q >= q_f(1 − u) when they are normal numbers). If r = fl(Lf·q_f) >= 2^-900 (a normal number,
+so r <= Lf·q_f·(1 + u)) and p_f <= fl(r·(1 − m)), then
 
-    p <= p_f (1 + u) <= fl(Lf·q)(1 − m)(1 + u)^2 <= Lf·q·(1 − m)(1 + u)^3 < Lf·q <= e^c q,
+    p <= p_f(1 + u) <= r(1 − m)(1 + u)^2 <= Lf·q_f(1 − m)(1 + u)^3
+      <= Lf·q(1 − m)(1 + u)^3 / (1 − u) < Lf·q <= e^c q,
 
-where p_f, q_f are the floats of p, q (exact for matrix entries; correctly rounded for exact
-sums λK, hence the extra 1 + u factors, and the factor for q is absorbed the same way). So the
-triple is proven. Symmetrically p_f >= fl(fl(Uf·q)(1 + m)) with p_f >= 2^-900 refutes it; p = 0
-is always proven and q = 0 < p always refuted (e^c is finite). Only the remaining close calls
-(ratio within about 10^-6 of e^c, typically the constraints an optimiser made tight) are
-compared exactly as dyadic integers.
+so the triple is proven. Symmetrically p_f >= fl(fl(Uf·q_f)(1 + m)) with p_f >= 2^-900 (and,
+for rounded inputs, q_f >= 2^-900) refutes it. With exact entries p = 0 is always proven and
+q = 0 < p always refuted (e^c is finite). Only the remaining close calls (ratios within about
+10^-6 of e^c, typically the constraints an optimiser made tight) are compared exactly as
+dyadic integers.
 
 Hockey-stick sums
 -----------------
 H_t = Σ_y max(0, P[t, y] − e^{c_t} Q[t, y]) is non-increasing in e^c, so
 Σ max(0, P − U Q) <= H_t <= Σ max(0, P − L Q): the right sum <= bound proves H_t <= bound,
 the left sum > bound refutes it. The float screen evaluates Σ max(0, p_f − fl(Lf q_f)) with
-the a-priori error bound (|Y| + 4)·2u·(Σp + Lf Σq + h) + |Y|·2^-1070 (products, differences and
-a recursive sum of |Y| non-negative terms; Higham, *Accuracy and Stability of Numerical
-Algorithms*, SIAM 2002, §4.2), and defers to exact dyadic sums when the margin is below 10^-6
-of the bound.
+the a-priori error bound (|Y| + 4)·2u·(Σp + Lf Σq + h) + |Y|·2^-1070·(1 + Lf) (products,
+differences, rounded inputs and a recursive sum of |Y| non-negative terms; Higham, *Accuracy
+and Stability of Numerical Algorithms*, SIAM 2002, §4.2), and defers to exact dyadic sums when
+the margin is below 10^-6 of the bound.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ and divergence DP / XDP / DistP with the max divergence D∞ (δ = 0 or δ > 0).
 Every notion is checked from its definition over *all* ordered pairs (never the compiled
 reductions): for d-privacy the pairs are all x != x' with the distance recomputed from
 ``notion.metric.distances(notion.domain)`` (a pair at distance 0 needs identical rows; a pair at
-infinite distance, e.g. two components of a graph metric, is unconstrained).
+infinite distance, e.g. two components of a graph metric, is unconstrained). Distances d(x, x')
+and XDistP widths W(λ, λ') are the notion's own float64 values, taken as exact rationals: they
+are the data of the definition, not a rounding the audit could remove.
 
 Semantics (one rule for all ratio notions). With a requested ε, scale s per pair (1, d(x, x')
 or W(λ, λ')) and the library's audit tolerance τ = ``AUDIT_TOL``:
