@@ -19,6 +19,7 @@ from ..errors import ProblemError
 from .base import (
     AUDIT_TOL,
     DEFAULT,
+    MAX_LOG_COEFFICIENT,
     Audit,
     Notion,
     check_delta,
@@ -129,6 +130,27 @@ class DistP(Notion):
                 out.append(max(float(hockey_stick(p, q, eps)), float(hockey_stick(q, p, eps))))
         return np.asarray(out, dtype=float)
 
+    def repair(self, mechs):
+        """Mix every mechanism with the uniform channel by the smallest weight t that restores
+        the pure ratios exactly (δ = 0, max divergence only).
+
+        Mixing K ↦ (1 − t)K + t·1u (u uniform over the outputs) maps every output distribution
+        p = λK to (1 − t)p + t u, so q' <= e^ε p' for a pair's outputs p, q holds iff
+        t >= v / (v + (1 − e^{−ε}) u) with v = e^{−ε} q − p, wherever v > 0. Beyond e^20 the LP
+        leaves entries of order e^{−ε} at 0 (below its tolerance); this gives them back at
+        cost O(e^{−ε}) instead of the certificate's bisection on the weight (whose smallest
+        step, ~1e-23, is far above e^{−ε} there). At ε <= 20 the certificate's own mixing step
+        does this and records it.
+        """
+        eps = self.pair_epsilons()
+        if not self.pure or not mechs or not np.any(eps > MAX_LOG_COEFFICIENT):
+            return mechs
+        if np.all(self.levels(mechs) <= eps + AUDIT_TOL / 2):
+            return mechs
+        u = 1.0 / next(iter(mechs.values())).shape[1]
+        t = ratio_mixing_weight(self._outputs(mechs), eps, u)
+        return {key: (1 - t) * k + t * u for key, k in mechs.items()}
+
     def audit(self, mechs):
         levels = self.levels(mechs)
         names = [f"{a.name}~{b.name}" for a, b in self.pairs]
@@ -162,6 +184,21 @@ class XDistP(DistP):
 
 
 XDISTP_DISTANCES = XDistP.DISTANCES
+
+
+def ratio_mixing_weight(pairs, epsilons, u: float) -> float:
+    """The smallest t in [0, 1] with q' <= e^ε p' and p' <= e^ε q' for every pair (p, q) of
+    distributions (rows or arrays of rows) and its ε, where p' = (1 − t)p + t u (u the uniform
+    probability of an output): t >= v / (v + (1 − e^{−ε'}) u) wherever v = e^{−ε'} q − p > 0, with
+    ε' = ε + AUDIT_TOL / 2 so that a pair at ε = 0 only needs the audit's tolerance."""
+    t = 0.0
+    for (p, q), e in zip(pairs, epsilons):
+        shrink = np.exp(-(e + AUDIT_TOL / 2))
+        for lo, hi in ((p, q), (q, p)):
+            v = shrink * np.asarray(hi) - np.asarray(lo)
+            v = v[v > 0]
+            t = max(t, float((v / (v + (1.0 - shrink) * u)).max(initial=0.0)))
+    return min(1.0, t * (1 + 1e-9))
 
 
 def distribution_widths(pairs, distance: str, cost: np.ndarray) -> tuple[str, np.ndarray]:

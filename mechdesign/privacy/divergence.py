@@ -28,13 +28,14 @@ from ..divergences import divergence as lookup
 from ..errors import ProblemError
 from .base import (
     AUDIT_TOL,
+    MAX_LOG_COEFFICIENT,
     Audit,
     Notion,
     check_delta,
     check_epsilon,
     hockey_stick,
 )
-from .distp import DistP, Side, distribution_widths, per_unit, width_scaled_audit
+from .distp import DistP, Side, distribution_widths, per_unit, ratio_mixing_weight, width_scaled_audit
 from .ldp import chain, links
 
 
@@ -148,6 +149,20 @@ class DivergenceDP(Notion):
             out += chain(w, Q, k - 1, c)
             Q = w
         return out + [cp.sum(cp.pos(P - cp.multiply(c, Q)), axis=1) <= self.delta]
+
+    def repair(self, mechs):
+        """Pure D∞ only: mix with the uniform channel by the exact weight that restores every
+        pair's ratio (:func:`~mechdesign.privacy.distp.ratio_mixing_weight`; beyond e^20 the LP
+        leaves entries of order e^{−ε} at 0; at smaller bounds the certificate's mixing step
+        does this and records it)."""
+        bounds = self.epsilon * self.scales()
+        if not self.pure or not mechs or not np.any(bounds > MAX_LOG_COEFFICIENT):
+            return mechs
+        if all(np.all(self.levels(k) <= bounds + AUDIT_TOL / 2) for k in mechs.values()):
+            return mechs
+        u = 1.0 / next(iter(mechs.values())).shape[1]
+        t = max(ratio_mixing_weight([(k[self.i], k[self.j])], [bounds[:, None]], u) for k in mechs.values())
+        return {key: (1 - t) * k + t * u for key, k in mechs.items()}
 
     def levels(self, k: np.ndarray) -> np.ndarray:
         """Per directed pair: D(K[x] ‖ K[x']) (or the hockey-stick δ at ε·scale when δ > 0)."""

@@ -153,6 +153,17 @@ class ApproxLDP(Notion):
             worst = max(worst, float(block.max()))
         return worst
 
+    def repair(self, mechs):
+        """Beyond e^20 the LP cannot resolve entries of order e^{−ε} (they sit below its
+        feasibility tolerance), so a matrix that misses δ is given the pure ε-LDP floor
+        K[x, y] >= e^{−ε} max_x' K[x', y] (:meth:`LDP.repair`), which moves the objective by
+        O(e^{−ε}) and makes every hockey-stick sum 0; at smaller ε the certificate's mixing step
+        is the gentler repair."""
+        if self.epsilon <= MAX_LOG_COEFFICIENT:
+            return mechs
+        bad = {key: k for key, k in mechs.items() if self.level(k) > self.delta + AUDIT_TOL / 10}
+        return {**mechs, **LDP(self.epsilon).repair(bad)}
+
     def audit(self, mechs):
         achieved = max(self.level(k) for k in mechs.values())
         return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
