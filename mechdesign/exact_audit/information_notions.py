@@ -62,6 +62,12 @@ class _Verdicts:
         self.loose, self.strict = min(self.loose, loose), min(self.strict, strict)
         self.worst = max(self.worst, upper)
 
+    def detail(self, method: str, checked: int, can_refute: bool = True,
+               extra: dict | None = None) -> dict:
+        return _detail(method, checked, self.strict > 0, can_refute and self.loose < 0,
+                       {"undecided": int(self.loose == 0 or (self.loose < 0 and not can_refute)),
+                        **(extra or {})})
+
 
 def _detail(method: str, checked: int, strict: bool, refuted: bool,
             extra: dict | None = None) -> dict:
@@ -168,7 +174,7 @@ def min_entropy_audit(notion, mechs) -> Audit:
         up = iv_bounds(_interval(lambda: iv.log(iv_dyadic(total)) / iv.log(2), PRECISIONS[0]))[1]
         seen.see(loose, strict, up)
     return Audit(notion.name, {"bits": notion.bits}, {"bits": seen.worst}, seen.loose > 0,
-                 _detail("rational", len(mechs), seen.strict > 0, seen.loose < 0))
+                 seen.detail("rational", len(mechs)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,7 +215,7 @@ def mutual_information_audit(notion, mechs) -> Audit:
         seen.see(*_bits_verdict(bits, notion.bits))
     return Audit(notion.name, {"bits": notion.bits, "prior": notion.prior_name},
                  {"bits": seen.worst}, seen.loose > 0,
-                 _detail("interval", len(mechs), seen.strict > 0, seen.loose < 0))
+                 seen.detail("interval", len(mechs)))
 
 
 def _output_distribution(k: np.ndarray) -> np.ndarray:
@@ -237,8 +243,8 @@ def capacity_audit(notion, mechs) -> Audit:
         seen.see(*_bits_verdict(bound, notion.bits))
     # a failed bound refutes nothing: another q may give a smaller one
     return Audit(notion.name, {"bits": notion.bits}, {"bits": seen.worst}, seen.loose > 0,
-                 _detail("interval", len(mechs), seen.strict > 0, False,
-                         {"bound": "max_x D(K[x] || q), q from Blahut-Arimoto"}))
+                 seen.detail("interval", len(mechs), False,
+                             {"bound": "max_x D(K[x] || q), q from Blahut-Arimoto"}))
 
 
 # ---------------------------------------------------------------------------------------------
