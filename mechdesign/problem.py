@@ -242,7 +242,9 @@ class Problem:
             info["privacy"] = note
         message = info.pop("message", "")
         if raw is None:
-            if status == "failed":
+            if status == "infeasible" and not info.get("infeasibility_proven"):
+                status, message = "failed", f"the solver claimed infeasibility without a certificate {message}".strip()
+            if status != "infeasible":
                 return self._data_independent(info, message)
             return Result(self.name, status, self.objective.kind, None, {}, [], info, message=message)
         mechs, audits, notes = certify(self.privacy, raw)
@@ -299,7 +301,7 @@ class Problem:
                               "optimum could be proven from the solver's duals")
         gap = info.get("gap")
         if gap is None:
-            return status, ""
+            return "failed", "the mechanism is certified private but no lower bound on the optimum was reported"
         if not (np.isfinite(gap) and gap <= self.gap_tolerance):
             return "failed", (f"the mechanism is certified private but its optimality gap {gap:.3g} "
                               f"exceeds the tolerance {self.gap_tolerance:g}")

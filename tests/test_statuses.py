@@ -268,3 +268,19 @@ def test_other_arguments_are_checked():
     with pytest.raises(ProblemError) as err:
         Problem(inputs=Domain.from_size(2), objective="expected-loss")
     assert err.value.key == "objective"
+
+
+def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
+    def claims_infeasible(problem):
+        return None, {"status": "infeasible", "name": "claims", "message": "(no reason)"}
+
+    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [claims_infeasible])
+    result = small_ldp().solve()
+    assert result.status == "failed"
+    assert "without a certificate" in result.message
+    assert result.holds and np.allclose(result.mechanism.matrix, 0.25)
+
+
+def test_a_result_without_any_bound_is_not_optimal():
+    result = small_ldp().finish({"default": np.full((4, 4), 0.25)}, {"status": "optimal", "name": "test"})
+    assert result.status == "failed" and "no lower bound" in result.message
