@@ -60,6 +60,35 @@ def _equal_output_lp(lam_a, lam_b, loss, prior) -> float:
     return float(res.fun)
 
 
+def _ratio_lp(sides, edges, eps, n, c, extra=0, a_ub=None):
+    """A plain LP over the stacked mechanisms (one n×n block per side key) plus ``extra`` more
+    variables: min c·z s.t. every block row-stochastic and, for each edge (a, b) of sides
+    (λ, block), λ_a K_a <= e^ε λ_b K_b both ways; ``a_ub`` adds rows <= 0. Well scaled for
+    ε <= 20; tolerances 1e-10."""
+    keys = sorted({key for _, key in sides.values()})
+    size = len(keys) * n * n + extra
+    eq = np.zeros((len(keys) * n, size))
+    for b in range(len(keys)):
+        for x in range(n):
+            eq[b * n + x, b * n * n + x * n:b * n * n + (x + 1) * n] = 1.0
+    rows = []
+    for a, b in edges:
+        for p, q in ((a, b), (b, a)):
+            for y in range(n):
+                row = np.zeros(size)
+                (lp, kp), (lq, kq) = sides[p], sides[q]
+                row[keys.index(kp) * n * n + np.arange(n) * n + y] += lp
+                row[keys.index(kq) * n * n + np.arange(n) * n + y] -= math.exp(eps) * lq
+                rows.append(row)
+    if a_ub is not None:
+        rows += list(a_ub)
+    res = linprog(c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(eq.shape[0]),
+                  bounds=(0, None), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
 # ---------------------------------------------------------------------------------------------
 # ε-LDP and (ε, δ)-LDP at huge ε
 
@@ -259,6 +288,11 @@ def test_distp_sweep():
         warnings.simplefilter("ignore")
         values = _monotone_and_certified(sweep(problem, SWEEP), 1.0)
     assert values[0] == pytest.approx(_equal_output_lp(lam_a, lam_b, loss, prior), abs=1e-8)
+    sides = {"a": (lam_a, "default"), "b": (lam_b, "default")}
+    for eps, value in zip(SWEEP, values):
+        if 0.1 <= eps <= 20:
+            ref = _ratio_lp(sides, [("a", "b")], eps, 4, (prior[:, None] * loss).ravel())
+            assert value == pytest.approx(ref, rel=1e-7, abs=1e-9)
     assert 0.0 < values[-1] <= 10 * math.exp(-700)
 
 
@@ -276,6 +310,24 @@ def test_profile_sweep():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         values = _monotone_and_certified(sweep(problem, SWEEP), 1.0)
+    # the same design as a plain LP: min t with every off-diagonal entry of every K_s <= t
+    n, blocks = 4, len(profiles)
+    size = blocks * n * n + 1
+    caps = []
+    for b in range(blocks):
+        for x in range(n):
+            for y in range(n):
+                if x != y:
+                    row = np.zeros(size)
+                    row[b * n * n + x * n + y], row[-1] = 1.0, -1.0
+                    caps.append(row)
+    cost = np.zeros(size)
+    cost[-1] = 1.0
+    sides = {k: (v, k) for k, v in profiles.items()}
+    for eps, value in zip(SWEEP, values):
+        if 0.1 <= eps <= 20:
+            ref = _ratio_lp(sides, edges, eps, n, cost, extra=1, a_ub=caps)
+            assert value == pytest.approx(ref, rel=1e-7, abs=1e-9)
     # P1 has a zero where P2 has mass: the identity is never feasible, the optimum stays > 0
     assert values[-1] > 0.0
     assert values[-1] <= 10 * math.exp(-700)
