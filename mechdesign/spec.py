@@ -41,6 +41,7 @@ from .privacy.ldp import ldp
 from .privacy.metric import MetricPrivacy
 from .privacy.target import FREE, ApproximateKnowledge, Target
 from .problem import SOLVERS, Problem
+from .sizes import check_design_size
 
 TOP_KEYS = {"name", "description", "inputs", "outputs", "metric", "distributions", "mechanism",
             "privacy", "objective", "solve"}
@@ -147,6 +148,9 @@ def _name_pairs(value, file, key, what="pairs") -> list[tuple[str, str]]:
         if (not isinstance(pair, list) or len(pair) != 2
                 or not all(isinstance(p, str) for p in pair)):
             raise ProblemError(f"entry {i} must be a pair of names [a, b], got {pair!r}", file=file, key=key)
+        if pair[0] == pair[1]:
+            raise ProblemError(f"entry {i} pairs {pair[0]!r} with itself; a pair must name two different "
+                               "values", file=file, key=key)
         out.append((pair[0], pair[1]))
     return out
 
@@ -216,7 +220,7 @@ def parse_metric(table: dict | None, inputs: Domain, file: str) -> Metric | None
         return None
     _no_unknown(table, {"kind", "edges", "matrix"}, file, "metric.")
     kind = table.get("kind")
-    if kind not in METRIC_KINDS:
+    if not isinstance(kind, str) or kind not in METRIC_KINDS:
         raise ProblemError(f"expected one of {', '.join(METRIC_KINDS)}, got {kind!r}", file=file,
                            key="metric.kind")
     try:
@@ -328,6 +332,8 @@ def _build_xdistp(model, entry, key):
     pairs = _sides(model, _name_pairs(entry.get("pairs"), model.file, f"{key}.pairs"), f"{key}.pairs")
     cost = model.input_distances(f"{key}.notion")
     distance = entry.get("distance", "w1")
+    if not isinstance(distance, str):
+        raise model.error(f"expected a distance name, got {distance!r}", f"{key}.distance")
     try:
         if divergence == "max":
             return XDistP(eps, pairs, distance, cost, delta)
@@ -579,6 +585,8 @@ def load_problem(path: str | Path) -> Problem:
         raise ProblemError("no such file", file=file)
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read the file: {exc}", file=file)
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark, as some editors write
+        text = text[1:]
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -596,7 +604,7 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
     for i, entry in enumerate(privacy):
         key = f"privacy[{i}]"
         name = entry.get("notion")
-        if name not in NOTIONS:
+        if not isinstance(name, str) or name not in NOTIONS:
             raise ProblemError(f"unknown notion {name!r}; expected one of: {', '.join(NOTIONS)}",
                                file=file, key=f"{key}.notion")
         allowed, builder = NOTIONS[name]
@@ -611,7 +619,7 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
 
     table = _table(data, "objective", file, required=True)
     kind = table.get("kind")
-    if kind not in OBJECTIVES:
+    if not isinstance(kind, str) or kind not in OBJECTIVES:
         raise ProblemError(f"unknown objective {kind!r}; expected one of: {', '.join(OBJECTIVES)}",
                            file=file, key="objective.kind")
     allowed, builder = OBJECTIVES[kind]
@@ -621,7 +629,7 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
     solve = _table(data, "solve", file) or {}
     _no_unknown(solve, {"solver", "gap_tolerance"}, file, "solve.")
     solver = solve.get("solver", "auto")
-    if solver not in SOLVERS:
+    if not isinstance(solver, str) or solver not in SOLVERS:
         raise ProblemError(f"expected one of {', '.join(SOLVERS)}, got {solver!r}", file=file, key="solve.solver")
     gap = _number(solve.get("gap_tolerance", 1e-6), file, "solve.gap_tolerance", positive=True)
     return Problem(
@@ -640,8 +648,10 @@ def parse_model(data: dict, file: str) -> Model:
         raise ProblemError("missing required 'name' (a string)", file=file, key="name")
     if "description" in data and not isinstance(data["description"], str):
         raise ProblemError("expected a string", file=file, key="description")
-    inputs = parse_domain(_table(data, "inputs", file, required=True), file, "inputs")
+    in_table = _table(data, "inputs", file, required=True)
     out_table = _table(data, "outputs", file)
+    check_design_size(data, file)  # before any domain, metric or matrix is allocated
+    inputs = parse_domain(in_table, file, "inputs")
     outputs = parse_domain(out_table, file, "outputs") if out_table is not None else inputs
     metric = parse_metric(_table(data, "metric", file), inputs, file)
     distributions = parse_distributions(_table(data, "distributions", file), inputs, file)
