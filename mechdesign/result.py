@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import signal
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import ProblemError
 from .mechanism import Mechanism
 from .privacy.base import Audit, _jsonable
 
@@ -76,17 +80,97 @@ class Result:
         write_json_atomic(path, self.to_dict())
 
 
-def write_json_atomic(path, data) -> None:
+def check_output_path(path: str | os.PathLike, key: str = "--out") -> str:
+    """Refuse, before any work, an output path that cannot be written (ProblemError naming ``key``).
+
+    Refused: a directory (``/`` included), a path whose parent directory does not exist (it is
+    not created) or is not a directory, and a directory where no file can be created (read-only
+    or immutable, no permission), found by creating and removing a temporary file there.
+    """
     path = os.fspath(path)
+    if not path:
+        raise ProblemError("expected a file path, got an empty string", key=key)
+    if os.path.isdir(path):
+        raise ProblemError(f"'{path}' is a directory; expected a file path", key=key)
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    if not os.path.isdir(directory):
+        what = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise ProblemError(f"cannot write '{path}': the directory '{directory}' {what}", key=key)
     try:
-        with os.fdopen(fd, "w") as fh:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".probe")
+    except OSError as exc:
+        raise ProblemError(f"cannot write '{path}': {exc.strerror or exc}", key=key)
+    os.close(fd)
+    _unlink_quietly(probe)
+    return path
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` atomically: a temporary file in the same directory,
+    renamed over ``path`` once complete, so readers see the old file or the whole new one.
+
+    The file gets the mode a plain ``open`` would give (0o666 without the umask's bits). The
+    parent directory must exist. While the temporary file exists, SIGTERM removes it and exits
+    with status 143 (128 + 15); any error removes it too and is raised (OSError for the file
+    system).
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    previous = _install_sigterm(tmp)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             json.dump(data, fh, indent=2)
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _unlink_quietly(tmp)
         raise
+    finally:
+        _restore_sigterm(previous)
+
+
+def sigterm_remover(tmp: str):
+    """The SIGTERM handler used while ``tmp`` is being written: remove it, exit 128 + signum."""
+    def handler(signum, frame):
+        _unlink_quietly(tmp)
+        raise SystemExit(128 + signum)
+    return handler
+
+
+def _install_sigterm(tmp: str):
+    if threading.current_thread() is not threading.main_thread():
+        return _NOT_INSTALLED  # signal handlers belong to the main thread
+    return signal.signal(signal.SIGTERM, sigterm_remover(tmp))
+
+
+def _restore_sigterm(previous) -> None:
+    if previous is not _NOT_INSTALLED:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+_NOT_INSTALLED = object()
+
+
+def _umask() -> int:
+    """The process's umask (read from /proc where possible: setting it is not thread-safe)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:  # already gone, or the directory changed under us: nothing left to clean
+        pass

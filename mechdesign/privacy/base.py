@@ -57,21 +57,33 @@ class Audit:
 
 
 def _jsonable(value):
+    """A JSON-ready copy of ``value``: mappings with string keys, lists for tuples, sets and arrays,
+    Python scalars for NumPy scalars (``np.bool_`` included), and "inf", "-inf", "nan" for
+    non-finite floats (JSON has no such numbers)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        items = [_jsonable(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:  # mixed types: any fixed order will do
+            return sorted(items, key=repr)
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if isinstance(value, (np.floating, float)):
-        v = float(value)
-        if np.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if np.isnan(v):
-            return "nan"
-        return v
-    if isinstance(value, (np.integer,)):
-        return int(value)
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()  # np.bool_ -> bool, np.int64 -> int, np.float32 -> float, ...
+        if not isinstance(value, (bool, int, float, complex, str, type(None))):
+            return str(value)  # dates, bytes: their text
+    if isinstance(value, float):
+        if np.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if np.isnan(value):
+            return "nan"
+        return value
+    if isinstance(value, complex):
+        return _jsonable([value.real, value.imag])
     return value
 
 
