@@ -4,7 +4,8 @@
 * :func:`plot_mechanisms` — heat maps of K[x, y], one panel per context;
 * :func:`plot_curves` — generic mean ± std curves (benchmarks: EMD against ε).
 
-Without matplotlib each raises a ProblemError (the command line exits with code 2).
+Without matplotlib each raises a ProblemError (the command line exits with code 2). Strings from
+the user (names, labels) are drawn literally: see :func:`literal`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,39 @@ def pyplot(purpose: str = "plotting", key: str = "--plot"):
     return plt
 
 
+def literal(text) -> str:
+    """``str(text)`` with every ``$`` escaped, so that matplotlib draws it as written.
+
+    matplotlib reads text between unescaped dollar signs as mathtext (``$\\nosuchcmd$`` is a
+    parse error). Once every ``$`` is escaped there is no math mode, and outside math mode
+    matplotlib draws backslashes as they are and only turns ``\\$`` back into ``$``; a user's
+    own ``\\$`` becomes ``\\\\$``, drawn as ``\\$``. So escaping ``$`` alone makes any string literal.
+    """
+    return str(text).replace("$", r"\$")
+
+
+def plot_formats() -> dict[str, str]:
+    """File extensions matplotlib can save to, with their descriptions."""
+    pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def check_plot_path(path, key: str = "--plot") -> str:
+    """Refuse, before any work, a plot path that cannot be written or whose extension is not a
+    format matplotlib saves (ProblemError naming ``key``)."""
+    from .result import check_output_path
+
+    path = check_output_path(path, key)
+    formats = plot_formats()
+    ext = os.path.splitext(path)[1][1:].lower()
+    if ext not in formats:
+        raise ProblemError(f"cannot tell the image format of '{path}' from its extension; expected "
+                           f"one of: {', '.join(sorted(formats))}", key=key)
+    return path
+
+
 def _save(fig, path) -> str:
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -54,10 +88,10 @@ def plot_sweep(sweep_result, path, title: str | None = None) -> str:
         ys = np.array([np.nan if c["objective"] is None else c["objective"] for c in curve], dtype=float)
         if np.all(np.isnan(ys)):
             continue
-        ax.plot([c["epsilon"] for c in curve], ys, ".--", label=name)
+        ax.plot([c["epsilon"] for c in curve], ys, ".--", label=literal(name))
     ax.set_xlabel("ε")
-    ax.set_ylabel(sweep_result.objective_kind)
-    ax.set_title(title or sweep_result.problem)
+    ax.set_ylabel(literal(sweep_result.objective_kind))
+    ax.set_title(literal(title or sweep_result.problem))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     out = _save(fig, path)
@@ -82,18 +116,19 @@ def plot_mechanisms(mechanisms: Mapping, path, title: str | None = None) -> str:
     for ax, (name, mech) in zip(axes.ravel(), mechs.items()):
         k = mech.matrix
         im = ax.imshow(k, cmap="viridis", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest")
-        ax.set_title(name if n > 1 or name != "default" else "K[x, y]")
+        ax.set_title(literal(name) if n > 1 or name != "default" else "K[x, y]")
         ax.set_xlabel("output y")
         ax.set_ylabel("input x")
         if k.shape[1] <= 20:
-            ax.set_xticks(range(k.shape[1]), mech.outputs.labels, rotation=90, fontsize=7)
+            ax.set_xticks(range(k.shape[1]), [literal(v) for v in mech.outputs.labels], rotation=90,
+                          fontsize=7)
         if k.shape[0] <= 20:
-            ax.set_yticks(range(k.shape[0]), mech.inputs.labels, fontsize=7)
+            ax.set_yticks(range(k.shape[0]), [literal(v) for v in mech.inputs.labels], fontsize=7)
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.9, label="Pr[y | x]")
     for ax in axes.ravel()[n:]:
         ax.axis("off")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(literal(title))
     out = _save(fig, path)
     plt.close(fig)
     return out
@@ -107,14 +142,14 @@ def plot_curves(x, series: Mapping[str, tuple], path, xlabel: str, ylabel: str,
     x = np.asarray(x, dtype=float)
     for label, (mean, std) in series.items():
         mean, std = np.asarray(mean, float), np.asarray(std, float)
-        ax.plot(x, mean, "o-", label=label, markersize=3)
+        ax.plot(x, mean, "o-", label=literal(label), markersize=3)
         ax.fill_between(x, mean - std, mean + std, alpha=0.2)
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
-        ax.set_title(title)
+        ax.set_title(literal(title))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     out = _save(fig, path)
