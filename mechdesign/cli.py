@@ -1,27 +1,38 @@
-"""Command line: a thin layer over the Python API (DESIGN §9).
+"""Command line: a thin layer over the Python API.
 
-Exit codes: 0 optimal (or audit holds), 2 problem-file error, 1 otherwise.
+Exit codes: 0 optimal (or audit holds), 2 problem-file or usage error, 1 otherwise, 141 when
+stdout is a pipe closed early (128 + SIGPIPE, as a shell reports a process SIGPIPE ended), 143
+when SIGTERM arrives while a result file is being written (the partial file is removed).
+
+Bad input never ends in a traceback: every :class:`ProblemError` prints as one line
+``FILE: key 'KEY': message`` on stderr (exit 2). Output paths (``--out``, ``--plot``) are checked
+before the work starts; if writing still fails afterwards, the result is printed first and the
+write error reported after it (exit 1), so no result is lost.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
 
 from rich.console import Console
 
-from .audit import as_matrices
 from .certify import audit_all
 from .errors import ProblemError
-from .mechanism import Mechanism
 from .privacy.ldp import LDP
-from .result import write_json_atomic
+from .render import plain
+from .result import check_output_path, write_json_atomic
 from .spec import load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+EXIT_PIPE = 141  # 128 + SIGPIPE: stdout was closed early (``mechdesign solve ... | head``)
+EPILOG = ("exit status: 0 optimal (or the audit holds), 1 otherwise, 2 bad problem file or usage, "
+          "141 stdout closed early (a pipe such as '| head'), 143 SIGTERM while writing a file")
 BASELINES = ("krr",)
 
 
@@ -55,64 +66,96 @@ def _baseline(problem, name: str) -> dict:
     }
 
 
+def _check_paths(args) -> None:
+    """Refuse an unwritable ``--out`` or ``--plot`` (or an image format matplotlib cannot save)
+    before any work starts (exit 2)."""
+    if getattr(args, "out", None):
+        check_output_path(args.out, "--out")
+    if getattr(args, "plot", None):
+        from .plots import check_plot_path
+
+        check_plot_path(args.plot, "--plot")
+
+
+class _Writes:
+    """Files written after the work: a failure is kept and reported after the result is printed,
+    so the result is never lost (exit 1)."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def run(self, key: str, path: str, write) -> bool:
+        try:
+            write()
+            return True
+        except (OSError, ValueError) as exc:  # ProblemError is a ValueError
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.errors.append(f"{path}: key '{key}': cannot write: {reason}")
+            return False
+
+    def report(self) -> bool:
+        for line in self.errors:
+            print(_one_line(line), file=sys.stderr)
+        return bool(self.errors)
+
+
 def cmd_solve(args, console: Console) -> int:
     problem = load_problem(args.file)
-    if getattr(args, "plot", None):
-        from .plots import pyplot
-        pyplot()  # fail fast (exit 2) when matplotlib is missing
+    _check_paths(args)
     extra = [_baseline(problem, b) for b in (args.baseline or [])]
-    with console.status(f"solving {problem.name} ...", spinner="dots") if not args.json else _Null():
+    with console.status(f"solving {plain(problem.name)} ...", spinner="dots") if not args.json else _Null():
         result = problem.solve()
     if extra:
         result.extra["baselines"] = extra
-    if args.out:
-        result.write(args.out)
-    if getattr(args, "plot", None) and result.mechanisms:
+    writes = _Writes()
+    wrote_out = bool(args.out) and writes.run("--out", args.out, lambda: result.write(args.out))
+    wrote_plot = False
+    if args.plot and result.mechanisms:
         from .plots import plot_mechanisms
-        plot_mechanisms(result, args.plot)
+
+        wrote_plot = writes.run("--plot", args.plot, lambda: plot_mechanisms(result, args.plot))
     if args.json:
         print(result.to_json())
     else:
         from .render import print_result
         print_result(result, console, extra)
-        if args.out:
-            console.print(f"wrote {args.out}")
-        if getattr(args, "plot", None):
-            console.print(f"wrote {args.plot}" if result.mechanisms else "no plot: the solve returned no mechanism")
+        if wrote_out:
+            console.print(f"wrote {plain(args.out)}")
+        if wrote_plot:
+            console.print(f"wrote {plain(args.plot)}")
+        elif args.plot and not result.mechanisms:
+            console.print("no plot: the solve returned no mechanism")
+    if writes.report():
+        return EXIT_FAIL
     return EXIT_OK if result.status == "optimal" else EXIT_FAIL
 
 
+def _audits(problem, matrices: dict, exact: bool) -> list:
+    """Each notion's audit of the matrices; with ``exact``, by :func:`mechdesign.audit.audit`
+    with ``exact=True``."""
+    if not exact:
+        return audit_all(problem.privacy, matrices)
+    from .audit import audit
+
+    if "exact" not in inspect.signature(audit).parameters:
+        raise ProblemError("this installation of mechdesign has no exact audit", key="--exact")
+    return [audit({k: matrices[k] for k in n.keys(list(matrices))}, n, exact=True) for n in problem.privacy]
+
+
 def cmd_audit(args, console: Console) -> int:
+    from .mechanism_file import read_mechanisms
+
     problem = load_problem(args.problem)
-    path = Path(args.mechanism)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ProblemError("no such file", file=str(path))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ProblemError(f"not a readable JSON file: {exc}", file=str(path))
-    try:
-        if isinstance(data, dict) and "mechanisms" in data:
-            mechs = {k: Mechanism.from_dict(v) for k, v in data["mechanisms"].items()}
-        elif isinstance(data, dict) and "matrix" in data:
-            mechs = Mechanism.from_dict(data)
-        else:
-            raise ProblemError("expected a result object with 'mechanisms' or an object with 'matrix'")
-        matrices = as_matrices(mechs)
-    except ProblemError as exc:
-        raise exc.located(str(path))
-    for key, k in matrices.items():
-        if k.shape != (len(problem.inputs), len(problem.outputs)):
-            raise ProblemError(f"mechanism '{key}' is {k.shape[0]} x {k.shape[1]}, the problem needs "
-                               f"{len(problem.inputs)} x {len(problem.outputs)}", file=str(path))
+    file = str(args.mechanism)
+    matrices = read_mechanisms(file, problem.inputs, problem.outputs)
     if set(matrices) != set(problem.keys):
         if len(matrices) == 1:
             only = next(iter(matrices.values()))
             matrices = {k: only for k in problem.keys}
         else:
             raise ProblemError(f"mechanisms {sorted(matrices)} do not match the problem's contexts "
-                               f"{problem.keys}", file=str(path))
-    audits = audit_all(problem.privacy, matrices)
+                               f"{problem.keys}", file=file, key="mechanisms")
+    audits = _audits(problem, matrices, args.exact)
     value = problem.objective.value(matrices)
     holds = all(a.holds for a in audits)
     if args.json:
@@ -120,8 +163,8 @@ def cmd_audit(args, console: Console) -> int:
                           "certificate": [a.to_dict() for a in audits], "holds": holds}, indent=2))
     else:
         from .render import certificate_table, fmt
-        console.print(f"[bold]{problem.name}[/]: objective {problem.objective.kind} = {fmt(value)}")
-        console.print(certificate_table(audits, "Audit"))
+        console.print(f"[bold]{plain(problem.name)}[/]: objective {plain(problem.objective.kind)} = {fmt(value)}")
+        console.print(certificate_table(audits, "Audit (exact)" if args.exact else "Audit"))
     return EXIT_OK if holds else EXIT_FAIL
 
 
@@ -165,22 +208,23 @@ def cmd_compare(args, console: Console) -> int:
     problem = load_problem(args.file)
     if args.measure not in ("tv", "l1", "l2", "emd"):
         raise ProblemError(f"unknown measure '{args.measure}'; expected tv, l1, l2 or emd", key="--measure")
+    _check_paths(args)
     quiet = args.json
     with (console.status("comparing ...", spinner="dots") if not quiet else _Null()) as status:
         def note(msg):
             if not quiet:
-                status.update(msg)
+                status.update(plain(msg))
         comparison = compare(problem, names, users=args.users, trials=args.trials, seed=args.seed,
                              calibrate=not args.native, prior=args.prior, progress=note)
     data = comparison.to_dict()
-    if args.out:
-        write_json_atomic(args.out, data)
+    writes = _Writes()
+    wrote = bool(args.out) and writes.run("--out", args.out, lambda: write_json_atomic(args.out, data))
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         from rich.table import Table
 
-        title = (f"{problem.name}: {problem.objective.kind}, ε = {fmt(comparison.epsilon)}"
+        title = (f"{plain(problem.name)}: {plain(problem.objective.kind)}, ε = {fmt(comparison.epsilon)}"
                  + (" (baselines calibrated to the problem's constraints)" if not args.native else ""))
         table = Table(title=title, title_justify="left")
         for col in ("mechanism", "ε used", "objective"):
@@ -192,13 +236,14 @@ def cmd_compare(args, console: Console) -> int:
             table.add_column(f"IBU {args.measure.upper()}", overflow="fold")
         for r in comparison.rows:
             if r.status == "n/a":
-                cells = [r.name, "-", "n/a", "-", "-"]
+                cells = [plain(r.name), "-", "n/a", "-", "-"]
             else:
                 privacy = "-" if r.certificate is None else "; ".join(
                     ", ".join(f"{_SYMBOLS.get(k, k)}={_short(v)}" for k, v in a.achieved.items())
                     for a in r.certificate)
                 holds = "-" if r.holds is None else ("[green]yes[/]" if r.holds else "[red]NO[/]")
-                cells = [r.name, _short(r.epsilon), _short(r.objective), privacy or "(no constraints)", holds]
+                cells = [plain(r.name), _short(r.epsilon), _short(r.objective), plain(privacy or "(no constraints)"),
+                         holds]
             if args.users:
                 cells += [fmt_mean_std(r.estimation, "inv", args.measure),
                           fmt_mean_std(r.estimation, "ibu", args.measure)]
@@ -206,13 +251,15 @@ def cmd_compare(args, console: Console) -> int:
         console.print(table)
         for r in comparison.rows:
             if r.status not in ("ok", "optimal") or r.note:
-                console.print(f"  {r.name}: {r.status}{': ' + r.note if r.note else ''}")
+                console.print(plain(f"  {r.name}: {r.status}{': ' + r.note if r.note else ''}"))
         if args.users:
             console.print(f"  estimation: {args.users} users x {args.trials} trials (seed {args.seed}), "
                           f"mean ± std of the {args.measure.upper()} between λ and its estimate")
-        if args.out:
-            console.print(f"wrote {args.out}")
+        if wrote:
+            console.print(f"wrote {plain(args.out)}")
     design = comparison.rows[0]
+    if writes.report():
+        return EXIT_FAIL
     return EXIT_OK if design.status == "optimal" else EXIT_FAIL
 
 
@@ -222,10 +269,8 @@ def cmd_sweep(args, console: Console) -> int:
 
     epsilons = parse_range(args.epsilon)
     names = parse_baselines(args.baselines) if args.baselines is not None else []
-    if args.plot:
-        from .plots import pyplot
-        pyplot()  # fail fast (exit 2) when matplotlib is missing
     problem = load_problem(args.file)
+    _check_paths(args)  # also fails fast (exit 2) when --plot is given and matplotlib is missing
     sweepable(problem)
     if args.json:
         result = sweep(problem, epsilons, baselines=names, calibrate=not args.native)
@@ -240,24 +285,26 @@ def cmd_sweep(args, console: Console) -> int:
 
         with Progress(TextColumn("sweeping {task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=console, transient=True) as bar:
-            task = bar.add_task(problem.name, total=len(epsilons))
+            task = bar.add_task(plain(problem.name), total=len(epsilons))
 
             def advance(i, n, point):
-                bar.update(task, completed=i, description=f"{problem.name} (ε = {point.epsilon:.4g})")
+                bar.update(task, completed=i, description=f"{plain(problem.name)} (ε = {point.epsilon:.4g})")
             result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, progress=advance)
     data = result.to_dict()
-    if args.out:
-        write_json_atomic(args.out, data)
+    writes = _Writes()
+    wrote_out = bool(args.out) and writes.run("--out", args.out, lambda: write_json_atomic(args.out, data))
+    wrote_plot = False
     if args.plot:
         from .plots import plot_sweep
-        plot_sweep(result, args.plot)
+        wrote_plot = writes.run("--plot", args.plot, lambda: plot_sweep(result, args.plot))
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         from rich.table import Table
 
         from .render import fmt
-        table = Table(title=f"{problem.name}: {problem.objective.kind} against ε", title_justify="left")
+        table = Table(title=f"{plain(problem.name)}: {plain(problem.objective.kind)} against ε",
+                      title_justify="left")
         for col in ("ε", "status", "objective", *names, "seconds"):
             table.add_column(col)
         for i, p in enumerate(result.points):
@@ -267,12 +314,14 @@ def cmd_sweep(args, console: Console) -> int:
                           *base, f"{p.seconds:.3f}")
         console.print(table)
         how = (f"program compiled {result.compiles} time(s)" if result.compiles else
-               f"solved by {result.points[0].result.solver.get('name', 'a special solver')} at each point")
+               f"solved by {plain(result.points[0].result.solver.get('name', 'a special solver'))} at each point")
         console.print(f"  {len(result.points)} points in {result.seconds:.2f} s; {how}")
-        if args.out:
-            console.print(f"wrote {args.out}")
-        if args.plot:
-            console.print(f"wrote {args.plot}")
+        if wrote_out:
+            console.print(f"wrote {plain(args.out)}")
+        if wrote_plot:
+            console.print(f"wrote {plain(args.plot)}")
+    if writes.report():
+        return EXIT_FAIL
     return EXIT_OK if all(p.result.status == "optimal" for p in result.points) else EXIT_FAIL
 
 
@@ -387,21 +436,25 @@ class _Null:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mechdesign", description="Design certified optimal local privacy mechanisms.")
+    parser = argparse.ArgumentParser(prog="mechdesign", description="Design certified optimal local privacy mechanisms.",
+                                     epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("solve", help="solve a problem file and print the certified optimum")
+    p = sub.add_parser("solve", help="solve a problem file and print the certified optimum", epilog=EPILOG)
     p.add_argument("file", help="problem file (TOML)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (DESIGN §8)")
-    p.add_argument("--out", metavar="PATH", help="write the JSON result to PATH (atomically)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--out", metavar="PATH", help="write the JSON result to PATH (atomically; the directory must exist)")
     p.add_argument("--baseline", action="append", metavar="NAME", choices=BASELINES,
                    help="also evaluate a baseline at the same ε (krr)")
-    p.add_argument("--plot", metavar="PNG", help="draw the mechanism as a heat map (one per context; needs matplotlib)")
+    p.add_argument("--plot", metavar="PNG", help="draw the mechanism as a heat map (one per context; needs matplotlib; "
+                   "the extension names the format: png, pdf, svg, ...)")
     p.set_defaults(run=cmd_solve)
 
     p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints")
     p.add_argument("mechanism", help="JSON: a solve result, or an object with 'matrix' (and labels)")
     p.add_argument("--problem", required=True, help="problem file whose constraints to check")
+    p.add_argument("--exact", action="store_true",
+                   help="audit in exact arithmetic (mechdesign.audit.audit(..., exact=True))")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
 
@@ -453,7 +506,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _report(exc: ProblemError, args) -> None:
+    """Print a ProblemError as one line ``FILE: key 'KEY': message`` (the problem file when the
+    error names none)."""
+    file = exc.file or getattr(args, "file", None) or getattr(args, "problem", None)
+    print(_one_line(str(exc.located(str(file) if file else None))), file=sys.stderr)
+
+
+def _stdout_to_devnull() -> None:
+    """After a closed pipe: point stdout at /dev/null so that the interpreter's final flush is
+    quiet (the Python documentation's recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # an in-process stdout with no descriptor
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring and ``--help``)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -461,13 +536,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT if exc.code not in (0, None) else EXIT_OK
     if args.command == "bench":
         args.argv = list(argv if argv is not None else sys.argv[1:])[1:]
-    console = Console(stderr=False)
+    console = Console(stderr=False, emoji=False)  # ":smile:" in a label prints as written
     warnings.filterwarnings("ignore", module="cvxpy")
     try:
-        return args.run(args, console)
+        code = args.run(args, console)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try
+        return code
     except ProblemError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _report(exc, args)
         return EXIT_INPUT
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_PIPE
+    except MemoryError:
+        print("out of memory: the problem is too large for this machine", file=sys.stderr)
+        return EXIT_FAIL
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_FAIL

@@ -50,7 +50,7 @@ def test_every_shipped_problem_solves_with_a_holding_certificate(run_cli, path):
 
 
 def test_single_mechanism_is_keyed_default_and_out_file_matches_stdout(run_cli, tmp_path):
-    out_path = tmp_path / "sub" / "r.json"
+    out_path = tmp_path / "r.json"  # the directory must exist: --out does not create it
     code, out, _ = run_cli("solve", write(tmp_path, GOOD), "--json", "--out", out_path)
     assert code == 0
     printed, written = json.loads(out), json.loads(out_path.read_text())
