@@ -1,5 +1,6 @@
 """Utility objectives (minimised). Each answers: its cvxpy expression over the matrix
-variables, and its value on given matrices (DESIGN §3)."""
+variables, its value on given matrices, the size of its coefficients and whether its data fit
+the problem's domains."""
 
 from __future__ import annotations
 

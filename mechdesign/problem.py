@@ -1,5 +1,5 @@
 """A design problem: domains, contexts, privacy notions and an objective; compiled to a convex
-program, solved, and certified (DESIGN §1–4)."""
+program, solved, and certified."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from .privacy.base import DEFAULT, Notion
 from .result import Result
 
 SOLVERS = ("auto", "highs", "clarabel", "scs")
-#: Tight HiGHS tolerances: round-off gaps shrink to ~1e-9 (MEASUREMENTS "Numerical hazard").
+#: Tight HiGHS tolerances: with them round-off gaps shrink to ~1e-9.
 HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
 CONIC_ORDER = ("CLARABEL", "SCS")
 #: Tight Clarabel tolerances: with the defaults (1e-8) a KL-DistP optimum overshoots ε by ~3e-8,

@@ -1,4 +1,4 @@
-"""The labelled result of a solve (DESIGN §8)."""
+"""The labelled result of a solve: status, objective, mechanisms, certificate, solver record."""
 
 from __future__ import annotations
 
