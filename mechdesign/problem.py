@@ -12,7 +12,7 @@ import cvxpy as cp
 import numpy as np
 
 from . import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
-from .certify import certify, neutral_row
+from .certify import audit_all, certify, neutral_row
 from .domain import Domain
 from .errors import ProblemError
 from .lp_bound import snapshot_from_cache
@@ -94,8 +94,8 @@ class Program:
     highs: object = None
     #: the program minimises objective / scale (:meth:`Objective.magnitude`)
     scale: float = 1.0
-    #: every notion is one of the package's, which a data-independent mechanism satisfies: a
-    #: solver's "infeasible" is then a numerical failure, never the answer
+    #: one data-independent design satisfies every notion (audited), so the program is feasible:
+    #: a solver's "infeasible" is then a numerical failure, never the answer
     feasible_by_design: bool = True
 
 
@@ -195,7 +195,7 @@ class Problem:
         scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
-                       feasible_by_design=all(builtin_notion(n) for n in self.privacy))
+                       feasible_by_design=self.data_independent_design_holds())
 
     def solve(self, solver: str | None = None, verbose: bool = False) -> Result:
         """Compile, solve, repair and certify. Never raises for solver trouble: the status says.
@@ -218,6 +218,22 @@ class Problem:
         if attempts:
             info["special_solvers"] = attempts
         return self.finish(raw, info)
+
+    def data_independent_design(self) -> tuple[dict, list]:
+        """The data-independent design (every row the notions' neutral output distribution),
+        certified: (matrices, audits)."""
+        n, m = len(self.inputs), len(self.outputs)
+        row = neutral_row(self.privacy, m)
+        mechs, audits, _ = certify(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys})
+        return mechs, audits
+
+    def data_independent_design_holds(self) -> bool:
+        """Whether one data-independent design satisfies every notion at once — true for any
+        single notion of the package, false e.g. for two targets with different μ — which makes
+        the problem feasible, so that a solver's "infeasible" is a numerical failure."""
+        n, m = len(self.inputs), len(self.outputs)
+        row = neutral_row(self.privacy, m)
+        return all(a.holds for a in audit_all(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys}))
 
     def objective_scale(self) -> float:
         """The objective of the uniform (data-independent) mechanism: its natural scale."""
@@ -310,13 +326,10 @@ class Problem:
     def _data_independent(self, info: dict, message: str) -> Result:
         """After a solver failure: the certified data-independent design (every notion of the
         package holds for it with zero leakage), status "failed", the solver's message kept."""
-        n, m = len(self.inputs), len(self.outputs)
-        row = neutral_row(self.privacy, m)
-        mechs, audits, notes = certify(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys})
+        mechs, audits = self.data_independent_design()
         text = f"the solver failed ({message or 'no solution'})"
         if not all(a.holds for a in audits):
             return Result(self.name, "failed", self.objective.kind, None, {}, [], info, message=text)
-        info.update(notes)
         info["fallback"] = "data-independent design"
         return Result(
             self.name, "failed", self.objective.kind, self.objective.value(mechs),
@@ -354,12 +367,6 @@ def check_prior(value, n: int, key: str) -> np.ndarray:
     if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9 * max(n, 1):
         raise ProblemError(f"expected finite non-negative probabilities summing to 1 (sum {p.sum():.12g})", key=key)
     return p
-
-
-def builtin_notion(notion: Notion) -> bool:
-    """Whether the notion is one of the package's (mechdesign.privacy), all of which a
-    data-independent mechanism satisfies, so that the design problem is always feasible."""
-    return type(notion).__module__.startswith(__package__ + ".privacy")
 
 
 def privacy_note(notions: Sequence[Notion]) -> str:
@@ -473,8 +480,8 @@ def _conic_dual_bound(program: Program, name: str) -> float | None:
 
 
 def _claims_no_optimum(program: Program, name: str, verbose: bool, info: dict, messages: list) -> bool:
-    """After an "infeasible" or "unbounded" verdict. For an always-feasible program (every
-    notion is the package's) or an unbounded claim (objectives are bounded on row-stochastic
+    """After an "infeasible" or "unbounded" verdict. For an always-feasible program (one
+    data-independent design satisfies every notion) or an unbounded claim (objectives are bounded on row-stochastic
     matrices) it is a numerical failure: an LP is solved once more with other settings, and
     True is returned if that found an optimum. For other programs, an LP's infeasibility is
     reported ("infeasible" in ``info``) only when the solver's dual ray is a Farkas
@@ -497,7 +504,7 @@ def _claims_no_optimum(program: Program, name: str, verbose: bool, info: dict, m
             if snapshot is not None and snapshot.proves_infeasible():
                 info.update({"status": "infeasible", "infeasibility_proven": True})
                 return False
-    why = ("the problem is feasible by construction (a data-independent mechanism satisfies every notion)"
+    why = ("the problem is feasible by construction (a data-independent design satisfies every notion)"
            if program.feasible_by_design else "no certificate confirms it")
     messages.append(f"{name}: claimed {verdict}, but {why}")
     return False

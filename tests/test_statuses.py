@@ -284,3 +284,19 @@ def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
 def test_a_result_without_any_bound_is_not_optimal():
     result = small_ldp().finish({"default": np.full((4, 4), 0.25)}, {"status": "optimal", "name": "test"})
     assert result.status == "failed" and "no lower bound" in result.message
+
+
+def test_two_different_targets_are_proven_infeasible():
+    # each target alone is met by rows = μ; together (λK = μ1 and λK = μ2) they cannot be
+    from mechdesign.privacy import Target
+
+    lam = {"a": np.array([0.5, 0.3, 0.2])}
+    problem = Problem(inputs=Domain.from_size(3), contexts=lam,
+                      objective=ExpectedLoss(1 - np.eye(3), {"a": lam["a"]}),
+                      privacy=[Target(lam, np.array([0.2, 0.3, 0.5])), Target(lam, np.array([0.6, 0.2, 0.2]))])
+    assert not problem.data_independent_design_holds()
+    result = problem.solve()
+    assert result.status == "infeasible" and result.solver["infeasibility_proven"] is True
+    single = Problem(inputs=Domain.from_size(3), contexts=lam, objective=ExpectedLoss(1 - np.eye(3), lam),
+                     privacy=[Target(lam, np.array([0.2, 0.3, 0.5]))])
+    assert single.data_independent_design_holds()
