@@ -62,9 +62,9 @@ def _equal_output_lp(lam_a, lam_b, loss, prior) -> float:
 
 def _ratio_lp(sides, edges, eps, n, c, extra=0, a_ub=None):
     """A plain LP over the stacked mechanisms (one n×n block per side key) plus ``extra`` more
-    variables: min c·z s.t. every block row-stochastic and, for each edge (a, b) of sides
-    (λ, block), λ_a K_a <= e^ε λ_b K_b both ways; ``a_ub`` adds rows <= 0. Well scaled for
-    ε <= 20; tolerances 1e-10."""
+    variables: min c·z s.t. every block row-stochastic and, for each edge (a, b) or (a, b, s)
+    of sides (λ, block), λ_a K_a <= e^{εs} λ_b K_b both ways (s = 1 by default); ``a_ub`` adds
+    rows <= 0. Well scaled for εs <= 20; tolerances 1e-10."""
     keys = sorted({key for _, key in sides.values()})
     size = len(keys) * n * n + extra
     eq = np.zeros((len(keys) * n, size))
@@ -72,13 +72,13 @@ def _ratio_lp(sides, edges, eps, n, c, extra=0, a_ub=None):
         for x in range(n):
             eq[b * n + x, b * n * n + x * n:b * n * n + (x + 1) * n] = 1.0
     rows = []
-    for a, b in edges:
+    for a, b, *scale in edges:
         for p, q in ((a, b), (b, a)):
             for y in range(n):
                 row = np.zeros(size)
                 (lp, kp), (lq, kq) = sides[p], sides[q]
                 row[keys.index(kp) * n * n + np.arange(n) * n + y] += lp
-                row[keys.index(kq) * n * n + np.arange(n) * n + y] -= math.exp(eps) * lq
+                row[keys.index(kq) * n * n + np.arange(n) * n + y] -= math.exp(eps * (scale or [1.0])[0]) * lq
                 rows.append(row)
     if a_ub is not None:
         rows += list(a_ub)
@@ -358,3 +358,41 @@ def test_max_divergence_dp_at_huge_epsilon_is_certified_near_zero(eps):
     result = _solve(problem)
     assert 0.0 <= result.objective <= 1e-12
     assert result.solver["relaxed"] is False
+
+
+def test_max_divergence_xdp_sweep_is_exact_at_every_epsilon():
+    """D∞ XDP over |x − y| on four inputs: K[x] <= e^{ε|x − x'|} K[x'] for every pair. Pairs
+    beyond e^20 used to be left out of the LP (a relaxation); chained now, the sweep matches a
+    plain all-pairs LP up to ε = 8 and stays certified, optimal and monotone to ε = 700."""
+    from mechdesign.privacy.divergence import DivergenceXDP
+
+    n = 4
+    x = np.arange(n)
+    loss = np.abs(x[:, None] - x[None, :]).astype(float)
+    prior = np.array([0.3, 0.25, 0.25, 0.2])
+    problem = Problem(Domain.from_size(n), ExpectedLoss(loss, {"default": prior}),
+                      [DivergenceXDP(1.0, "max", loss)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = sweep(problem, SWEEP)
+    values = _monotone_and_certified(result, 1.0)
+    assert not any(p.result.solver.get("relaxed") for p in result.points)
+    sides = {i: (np.eye(n)[i], "default") for i in range(n)}
+    edges = [(i, j, float(loss[i, j])) for i in range(n) for j in range(i + 1, n)]
+    for eps, value in zip(SWEEP, values):
+        if eps <= 8:
+            ref = _ratio_lp(sides, edges, eps, n, (prior[:, None] * loss).ravel())
+            assert value == pytest.approx(ref, rel=1e-7, abs=1e-9)
+    assert values[-1] <= 1e-290
+
+
+def test_approximate_distp_sweep_is_certified_and_monotone():
+    lam_a, lam_b = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.1, 0.2, 0.3, 0.4])
+    x = np.arange(4)
+    loss = np.abs(x[:, None] - x[None, :]).astype(float)
+    problem = Problem(Domain.from_size(4), ExpectedLoss(loss, {"default": 0.5 * (lam_a + lam_b)}),
+                      [DistP(1.0, [(Side("a", lam_a), Side("b", lam_b))], delta=0.05)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = _monotone_and_certified(sweep(problem, SWEEP), 1.0)
+    assert values[-1] <= 1e-290

@@ -49,7 +49,7 @@ class DistP(Notion):
     a pair at ε = 0 is the equality λ_a K_a = λ_b K_b; a small ε puts e^ε − 1 (computed with
     expm1) on its own, d = λ_a K_a − λ_b K_b, −(e^ε − 1) λ_a K_a <= d <= (e^ε − 1) λ_b K_b,
     instead of coefficients 1 + 1e-9 that the solver's feasibility tolerance cannot tell from 1;
-    ε > 20 goes through a ratio chain of links e^{ε/k} <= e^20
+    ε > 20 goes through a ratio chain of links e^{ε/k} <= e^10
     (:func:`~mechdesign.privacy.ldp.chain`).
     """
 
@@ -132,7 +132,8 @@ class DistP(Notion):
 
     def repair(self, mechs):
         """Mix every mechanism with the uniform channel by the smallest weight t that restores
-        the pure ratios exactly (δ = 0, max divergence only).
+        the pure ratios exactly (max divergence only; with δ > 0 the pure ratios make every
+        hockey-stick sum 0).
 
         Mixing K ↦ (1 − t)K + t·1u (u uniform over the outputs) maps every output distribution
         p = λK to (1 − t)p + t u, so q' <= e^ε p' for a pair's outputs p, q holds iff
@@ -143,13 +144,19 @@ class DistP(Notion):
         does this and records it.
         """
         eps = self.pair_epsilons()
-        if not self.pure or not mechs or not np.any(eps > MAX_LOG_COEFFICIENT):
+        divergence = getattr(self, "divergence", None)
+        if divergence is not None and divergence.name != "max":
             return mechs
-        if np.all(self.levels(mechs) <= eps + AUDIT_TOL / 2):
+        if not mechs or not np.any(eps > MAX_LOG_COEFFICIENT):
+            return mechs
+        allowed = self.delta if self.delta > 0 else eps
+        if np.all(self.levels(mechs) <= allowed + AUDIT_TOL / 2):
             return mechs
         u = 1.0 / next(iter(mechs.values())).shape[1]
         t = ratio_mixing_weight(self._outputs(mechs), eps, u)
-        return {key: (1 - t) * k + t * u for key, k in mechs.items()}
+        if self.delta > 0:  # the pure weight suffices; the hockey sticks may need far less
+            t = smallest_weight(lambda w: bool(np.all(self.levels(mix_uniform(mechs, w, u)) <= allowed)), t)
+        return mix_uniform(mechs, t, u)
 
     def audit(self, mechs):
         levels = self.levels(mechs)
@@ -186,6 +193,27 @@ class XDistP(DistP):
 XDISTP_DISTANCES = XDistP.DISTANCES
 
 
+def mix_uniform(mechs: Mapping[str, np.ndarray], t: float, u: float) -> dict[str, np.ndarray]:
+    """(1 − t) K + t·1u for every mechanism K (u: the uniform probability of an output)."""
+    return {key: (1 - t) * k + t * u for key, k in mechs.items()}
+
+
+def smallest_weight(holds, hi: float, steps: int = 60) -> float:
+    """The smallest mixing weight in [1e-300, hi] for which ``holds`` (monotone in the weight,
+    true at ``hi``), by bisection on its logarithm: the certificate's own bisection stops at
+    ~1e-23, far above the e^{−ε} a huge ε needs."""
+    if hi <= 0 or holds(1e-300):
+        return min(hi, 1e-300)
+    lo_log, hi_log = -300.0, float(np.log10(hi))
+    for _ in range(steps):
+        mid = 0.5 * (lo_log + hi_log)
+        if holds(10.0 ** mid):
+            hi_log = mid
+        else:
+            lo_log = mid
+    return 10.0 ** hi_log
+
+
 def ratio_mixing_weight(pairs, epsilons, u: float) -> float:
     """The smallest t in [0, 1] with q' <= e^ε p' and p' <= e^ε q' for every pair (p, q) of
     distributions (rows or arrays of rows) and its ε, where p' = (1 − t)p + t u (u the uniform
@@ -193,7 +221,9 @@ def ratio_mixing_weight(pairs, epsilons, u: float) -> float:
     ε' = ε + AUDIT_TOL / 2 so that a pair at ε = 0 only needs the audit's tolerance."""
     t = 0.0
     for (p, q), e in zip(pairs, epsilons):
-        shrink = np.exp(-(e + AUDIT_TOL / 2))
+        # beyond e^700 ask for e^700 only: e^{−ε} would leave the normal floats (and from
+        # e^745 underflow to 0, asking for nothing)
+        shrink = np.exp(-np.minimum(e + AUDIT_TOL / 2, 700.0))
         for lo, hi in ((p, q), (q, p)):
             v = shrink * np.asarray(hi) - np.asarray(lo)
             v = v[v > 0]

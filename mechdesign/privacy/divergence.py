@@ -35,7 +35,16 @@ from .base import (
     check_epsilon,
     hockey_stick,
 )
-from .distp import DistP, Side, distribution_widths, per_unit, ratio_mixing_weight, width_scaled_audit
+from .distp import (
+    DistP,
+    Side,
+    distribution_widths,
+    mix_uniform,
+    per_unit,
+    ratio_mixing_weight,
+    smallest_weight,
+    width_scaled_audit,
+)
 from .ldp import chain, links
 
 
@@ -151,18 +160,23 @@ class DivergenceDP(Notion):
         return out + [cp.sum(cp.pos(P - cp.multiply(c, Q)), axis=1) <= self.delta]
 
     def repair(self, mechs):
-        """Pure D∞ only: mix with the uniform channel by the exact weight that restores every
-        pair's ratio (:func:`~mechdesign.privacy.distp.ratio_mixing_weight`; beyond e^20 the LP
+        """D∞ only: mix with the uniform channel by the exact weight that restores every
+        pair's pure ratio (:func:`~mechdesign.privacy.distp.ratio_mixing_weight`; with δ > 0
+        the smallest weight below it that brings the hockey sticks to δ). Beyond e^20 the LP
         leaves entries of order e^{−ε} at 0; at smaller bounds the certificate's mixing step
-        does this and records it)."""
+        does this and records it."""
         bounds = self.epsilon * self.scales()
-        if not self.pure or not mechs or not np.any(bounds > MAX_LOG_COEFFICIENT):
+        if self.divergence.name != "max" or not mechs or not np.any(bounds > MAX_LOG_COEFFICIENT):
             return mechs
-        if all(np.all(self.levels(k) <= bounds + AUDIT_TOL / 2) for k in mechs.values()):
+        allowed = self.delta if self.delta > 0 else bounds
+        if all(np.all(self.levels(k) <= allowed + AUDIT_TOL / 2) for k in mechs.values()):
             return mechs
         u = 1.0 / next(iter(mechs.values())).shape[1]
         t = max(ratio_mixing_weight([(k[self.i], k[self.j])], [bounds[:, None]], u) for k in mechs.values())
-        return {key: (1 - t) * k + t * u for key, k in mechs.items()}
+        if self.delta > 0:  # the pure weight suffices; the hockey sticks may need far less
+            t = smallest_weight(lambda w: all(np.all(self.levels(k) <= allowed)
+                                              for k in mix_uniform(mechs, w, u).values()), t)
+        return mix_uniform(mechs, t, u)
 
     def levels(self, k: np.ndarray) -> np.ndarray:
         """Per directed pair: D(K[x] ‖ K[x']) (or the hockey-stick δ at ε·scale when δ > 0)."""
