@@ -69,6 +69,24 @@ def test_lazy_pairs_bound_holds_when_the_simplex_stops_early(monkeypatch, seed):
     assert found.bound <= optimum + 1e-12
 
 
+def test_lazy_pairs_route_end_to_end():
+    # 30 random locations, small ε: Problem.solve picks the lazy-pairs LP; its reported bound
+    # (through the objective scaling of solve_contexts) is proven and tight
+    rng = np.random.default_rng(0)
+    n, eps = 30, 0.5
+    pts = Domain.from_points(rng.random((n, 2)))
+    metric = Metric("euclidean")
+    cost, prior = rng.random((n, n)), rng.dirichlet(np.ones(n))
+    result = Problem(inputs=pts, privacy=[MetricPrivacy(eps, metric, pts)],
+                     objective=ExpectedLoss(cost, {"default": prior})).solve()
+    assert result.solver["name"] == "HiGHS (lazy pair constraints)" and result.status == "optimal"
+    assert result.solver["bound_proven"] is True
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    optimum = all_pairs_design(prior[:, None] * cost, i, j, np.exp(eps * metric.distances(pts)[i, j]))
+    assert result.solver["bound"] <= optimum + 1e-12
+    assert result.solver["bound"] == pytest.approx(optimum, rel=1e-7)
+
+
 GENERAL_ROUTE = ["coupling-barycenter", "dinf-distp", "distp-two-sources", "geo-grid"]
 
 
