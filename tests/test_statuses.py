@@ -176,7 +176,7 @@ def test_no_privacy_is_stated():
     assert "no privacy constraint" in out.getvalue()
 
 
-@pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr", "geo-grid"])
+@pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr", "geo-grid", "kl-distp"])
 def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
     reference = load_problem(f"problems/{name}.toml").solve()
     tiny = load_problem(f"problems/{name}.toml")
