@@ -157,6 +157,9 @@ class Problem:
                 raise ProblemError("expected a non-empty mapping from name to distribution", key="mechanism.contexts")
             self.contexts = {k: check_prior(v, n, f"mechanism.contexts[{k}]") for k, v in self.contexts.items()}
         self.objective.check(n, m, self.keys)
+        prior = getattr(self.objective, "row_weights", {}).get(DEFAULT) if self.contexts is None else None
+        if prior is not None:  # a single mechanism's row weights are the prior
+            check_prior(prior, n, f"objective.row_weights[{DEFAULT}]")
         for i, notion in enumerate(self.privacy):
             missing = [k for k in notion.keys(self.keys) if k not in self.keys]
             if missing:

@@ -300,3 +300,10 @@ def test_two_different_targets_are_proven_infeasible():
     single = Problem(inputs=Domain.from_size(3), contexts=lam, objective=ExpectedLoss(1 - np.eye(3), lam),
                      privacy=[Target(lam, np.array([0.2, 0.3, 0.5]))])
     assert single.data_independent_design_holds()
+
+
+def test_a_single_mechanisms_prior_is_a_probability_vector():
+    with pytest.raises(ProblemError) as err:
+        Problem(inputs=Domain.from_size(3), privacy=[LDP(1.0)],
+                objective=ExpectedLoss(np.ones((3, 3)), {"default": np.array([0.5, 0.5, 0.5])}))
+    assert err.value.key == "objective.row_weights[default]" and "summing to 1" in str(err.value)
