@@ -152,8 +152,10 @@ def _column_generation(cost, cone, batch, tol, max_rounds, initial) -> ContextSo
             raise SolverDeclined(f"a master LP ended {h.modelStatusToString(h.getModelStatus())}")
         value = h.getInfo().objective_function_value
         if added:  # adapt the batch to how many of the last columns the master uses
-            mass = np.asarray(h.getSolution().col_value)[width - 1::width][-added:]
-            used = int(np.count_nonzero(mass > 0))
+            blocks = np.asarray(h.getSolution().col_value).reshape(-1, width)[-added:]
+            # a column's mass Σ_x K[x, y] = Σ_x z_x + n m (m alone is 0 at huge ε: e^{−ε} is
+            # below the tolerance, and the batch would never grow)
+            used = int(np.count_nonzero(blocks[:, :n].sum(axis=1) + n * blocks[:, -1] > 0))
             batch = 2 * batch if used == added else max(1, batch // 2) if 2 * used < added else batch
         u = np.asarray(h.getSolution().row_dual)[:n]
         missing = np.setdiff1d(np.arange(m), chosen)
