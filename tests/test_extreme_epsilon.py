@@ -396,3 +396,39 @@ def test_approximate_distp_sweep_is_certified_and_monotone():
         warnings.simplefilter("ignore")
         values = _monotone_and_certified(sweep(problem, SWEEP), 1.0)
     assert values[-1] <= 1e-290
+
+
+@pytest.mark.parametrize("eps", [35.0, 700.0])
+def test_kl_distp_beyond_the_inputs_divergence_is_the_non_private_optimum(eps):
+    """Data processing: KL(λ_a K ‖ λ_b K) <= KL(λ_a ‖ λ_b) for every shared K, so the identity
+    (expected |x − y| = 0) is feasible once ε reaches the inputs' KL both ways (< 1 here). The
+    conic solve ended "failed" at ε = 35 with a 1e-5 gap on an optimum of ~1e-11."""
+    problem = _file("kl-distp", epsilon=eps)
+    (a, b), = problem.privacy[0].pairs
+    p, q = a.distribution, b.distribution
+    assert max(float(np.sum(p * np.log(p / q))), float(np.sum(q * np.log(q / p)))) < 1.0
+    result = _solve(problem)
+    assert result.objective == 0.0
+
+
+@pytest.mark.parametrize("bits", [1.3, 35.0, 2000.0])
+def test_information_bounds_beyond_their_range_are_the_non_private_optimum(bits):
+    """I(π; K) <= H(π) = 1.2955 bits for π = (0.6, 0.3, 0.1): from there the identity (error 0)
+    is feasible; min-entropy and g-leakage allow it from log2 3 = 1.585 bits, and bounds of 2000
+    bits must not overflow 2^bits."""
+    notions = [{"notion": "mutual-information", "prior": "p"}]
+    if bits >= math.log2(3):
+        notions += [{"notion": "min-entropy"}, {"notion": "g-vulnerability", "gain": "identity", "prior": "p"}]
+    for notion in notions:
+        data = {"name": "x", "inputs": {"size": 3}, "distributions": {"p": [0.6, 0.3, 0.1]},
+                "privacy": [{**notion, "bits": bits}],
+                "objective": {"kind": "error-probability", "prior": "p"}}
+        assert _solve(mechdesign.problem_from_dict(data, "x")).objective == pytest.approx(0.0, abs=1e-12)
+
+
+def test_zero_bits_of_mutual_information_keeps_the_best_data_independent_guess():
+    # the LP's rows were equal to round-off, and the repair mixed all the way to uniform (0.667)
+    data = {"name": "x", "inputs": {"size": 3}, "distributions": {"p": [0.6, 0.3, 0.1]},
+            "privacy": [{"notion": "mutual-information", "prior": "p", "bits": 0.0}],
+            "objective": {"kind": "error-probability", "prior": "p"}}
+    assert _solve(mechdesign.problem_from_dict(data, "x")).objective == pytest.approx(0.4, abs=1e-12)

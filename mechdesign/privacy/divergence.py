@@ -264,8 +264,23 @@ class DivergenceDistP(DistP):
 
     @property
     def linear(self) -> bool:  # type: ignore[override]
-        """An LP for linear divergences, and for any divergence when every bound is 0."""
-        return self.divergence.linear or not np.any(self.pair_epsilons() > 0)
+        """An LP for linear divergences, and for any divergence when every pair's bound is 0
+        (an equality) or vacuous (:meth:`vacuous`)."""
+        eps = self.pair_epsilons()
+        return self.divergence.linear or all(e == 0 or self.vacuous(t) for t, e in enumerate(eps))
+
+    def vacuous(self, t: int) -> bool:
+        """Whether pair ``t`` constrains nothing: with one shared mechanism the data-processing
+        inequality gives D(λ_a K ‖ λ_b K) <= D(λ_a ‖ λ_b) for every channel K and every
+        f-divergence (and D∞), so a bound of at least max(D(λ_a ‖ λ_b), D(λ_b ‖ λ_a)) holds
+        for every mechanism."""
+        a, b = self.pairs[t]
+        if a.key != b.key:
+            return False
+        div, bound = self.divergence, self.epsilon * self.pair_scales()[t]
+        worst = max(float(np.max(div.value(a.distribution, b.distribution))),
+                    float(np.max(div.value(b.distribution, a.distribution))))
+        return bool(np.isfinite(worst) and bound >= worst)
 
     @property
     def pure(self) -> bool:  # type: ignore[override]
@@ -274,18 +289,20 @@ class DivergenceDistP(DistP):
     def structure(self):
         if self.divergence.name == "max":
             return super().structure()
-        return tuple(bool(e > 0) for e in self.pair_epsilons())
+        return tuple((bool(e > 0), self.vacuous(t)) for t, e in enumerate(self.pair_epsilons()))
 
     def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
         """D(pa ‖ pb) <= ε·scale and D(pb ‖ pa) <= ε·scale. The max divergence is the core
         DistP's (chains beyond e^20, expm1 for small ε); for every divergence a bound of 0 is
         the equality pa = pb (a divergence vanishes only on equal distributions), which keeps
-        conic solvers off a degenerate cone."""
+        conic solvers off a degenerate cone, and a vacuous pair (:meth:`vacuous`) adds nothing."""
         div = self.divergence
         if div.name == "max":
             return super().pair_constraints(t, pa, pb, scale)
         if self.epsilon * scale == 0:
             return [pa == pb]
+        if self.vacuous(t):
+            return []
         c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
         return div.constraints(pa, pb, c, self.delta) + div.constraints(pb, pa, c, self.delta)
 

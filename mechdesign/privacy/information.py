@@ -38,6 +38,18 @@ def _bits(bits, key: str = "bits") -> float:
     return check_epsilon(bits, key)
 
 
+def _exp2(bits: float) -> float:
+    """2^bits, held at 2^1000 beyond (Python's 2.0 ** 1100 raises OverflowError). Every bound
+    that uses it is vacuous long before: Σ_y max_x K[x, y] <= |Y| and V_g(π, K) <= V_g(π)·|Y|."""
+    return 2.0 ** min(float(bits), 1000.0)
+
+
+def _entropy_bits(pi: np.ndarray) -> float:
+    """H(π) in bits."""
+    p = pi[pi > 0]
+    return float(-(p * np.log2(p)).sum())
+
+
 def _mix_uniform(k: np.ndarray, t: float) -> np.ndarray:
     t = min(max(t, 0.0), 1.0)
     return (1.0 - t) * k + t / k.shape[1]
@@ -148,6 +160,17 @@ class MutualInformation(_BitsNotion):
     def keys(self, available):
         return [k for k in available if k in self.priors]
 
+    def vacuous(self, key: str) -> bool:
+        """I(π; K) <= H(π) for every channel: a bound of at least H(π) bits constrains nothing."""
+        return self.epsilon >= _entropy_bits(self.priors[key])
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return self.epsilon == 0 or all(self.vacuous(k) for k in self.priors)
+
+    def structure(self):
+        return (self.epsilon == 0, tuple(self.vacuous(k) for k in self.priors))
+
     def constraints(self, K):
         out = []
         bound = self.coefficient("nats", lambda c: c * LN2) if self.epsilon > 0 else 0.0
@@ -156,6 +179,8 @@ class MutualInformation(_BitsNotion):
             rows = np.flatnonzero(pi > 0)
             if self.epsilon == 0:  # I = 0 exactly when every row with π_x > 0 equals πK
                 out += self.equal_rows(var, rows)
+                continue
+            if self.vacuous(key):
                 continue
             q = pi @ var
             terms = cp.rel_entr(var[rows, :], _broadcast_row(q, len(rows)))
@@ -175,9 +200,17 @@ class MutualInformation(_BitsNotion):
                      {"bits": levels[worst]}, levels[worst] <= self.bits + AUDIT_TOL, detail)
 
     def repair(self, mechs):
-        # I(π; ·) is convex in K and 0 on the uniform channel
+        # I(π; ·) is convex in K and 0 on the uniform channel; at 0 bits the rows with π_x > 0
+        # are set to πK exactly (the solver leaves them equal only to round-off, and mixing
+        # would go all the way to the uniform channel)
         out = {}
         for key, k in mechs.items():
+            if self.epsilon == 0:
+                rows = self.priors[key] > 0
+                k = k.copy()
+                k[rows] = self.priors[key] @ k
+                out[key] = k
+                continue
             v = self.level(key, k)
             out[key] = k if v <= self.bits else _mix_uniform(k, 1.0 - self.bits / v * (1 - 1e-12))
         return out
@@ -197,7 +230,7 @@ class MinEntropy(_BitsNotion):
 
     def constraints(self, K):
         out = []
-        bound = self.coefficient("budget", lambda c: 2.0 ** c)
+        bound = self.coefficient("budget", _exp2)
         for var in K.values():
             m, n = var.shape
             t = cp.Variable(n, nonneg=True)
@@ -217,7 +250,7 @@ class MinEntropy(_BitsNotion):
     def repair(self, mechs):
         # Σ_y max_x ((1−t)K + t/n) = (1−t) S + t: exact weight for S <= 2^c
         out = {}
-        budget = 2.0 ** self.bits
+        budget = _exp2(self.bits)
         for key, k in mechs.items():
             s = float(k.max(axis=0).sum())
             out[key] = k if s <= budget or s <= 1 else _mix_uniform(k, (s - budget) / (s - 1) + 1e-15)
@@ -259,7 +292,7 @@ class GVulnerability(Notion):
             if min(self.prior_vulnerability.values()) <= 0:
                 raise ProblemError("a leakage bound in bits needs a positive prior vulnerability "
                                    "(non-negative gains with some gain on the prior)", key="bits")
-            self.bounds = {k: v * 2.0 ** self.leakage_bits for k, v in self.prior_vulnerability.items()}
+            self.bounds = {k: v * _exp2(self.leakage_bits) for k, v in self.prior_vulnerability.items()}
         else:
             b = float(bound)
             if not np.isfinite(b):
@@ -281,7 +314,7 @@ class GVulnerability(Notion):
     def _bound(self, key: str, epsilon: float) -> float:
         """v for this key when the notion's number (``bound`` or ``bits``) is ``epsilon``."""
         if self.leakage_bits is not None:
-            return self.prior_vulnerability[key] * 2.0 ** epsilon
+            return self.prior_vulnerability[key] * _exp2(epsilon)
         return float(epsilon)
 
     def set_epsilon(self, epsilon: float) -> None:
