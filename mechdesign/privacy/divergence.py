@@ -270,17 +270,20 @@ class DivergenceDistP(DistP):
         return self.divergence.linear or all(e == 0 or self.vacuous(t) for t, e in enumerate(eps))
 
     def vacuous(self, t: int) -> bool:
-        """Whether pair ``t`` constrains nothing: with one shared mechanism the data-processing
-        inequality gives D(λ_a K ‖ λ_b K) <= D(λ_a ‖ λ_b) for every channel K and every
-        f-divergence (and D∞), so a bound of at least max(D(λ_a ‖ λ_b), D(λ_b ‖ λ_a)) holds
-        for every mechanism."""
+        """Whether pair ``t`` constrains nothing (both directions, :meth:`directions`)."""
+        return not any(self.directions(t))
+
+    def directions(self, t: int) -> tuple[bool, bool]:
+        """Which of D(λ_a K_a ‖ λ_b K_b) <= bound and D(λ_b K_b ‖ λ_a K_a) <= bound constrain
+        anything. With one shared mechanism the data-processing inequality gives
+        D(λ_a K ‖ λ_b K) <= D(λ_a ‖ λ_b) for every channel K and every f-divergence, so a
+        direction whose bound is at least the inputs' divergence holds for every mechanism."""
         a, b = self.pairs[t]
         if a.key != b.key:
-            return False
+            return True, True
         div, bound = self.divergence, self.epsilon * self.pair_scales()[t]
-        worst = max(float(np.max(div.value(a.distribution, b.distribution))),
-                    float(np.max(div.value(b.distribution, a.distribution))))
-        return bool(np.isfinite(worst) and bound >= worst)
+        return tuple(not bool(bound >= float(np.max(div.value(p.distribution, q.distribution))))
+                     for p, q in ((a, b), (b, a)))
 
     @property
     def pure(self) -> bool:  # type: ignore[override]
@@ -289,7 +292,7 @@ class DivergenceDistP(DistP):
     def structure(self):
         if self.divergence.name == "max":
             return super().structure()
-        return tuple((bool(e > 0), self.vacuous(t)) for t, e in enumerate(self.pair_epsilons()))
+        return tuple((bool(e > 0), self.directions(t)) for t, e in enumerate(self.pair_epsilons()))
 
     def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
         """D(pa ‖ pb) <= ε·scale and D(pb ‖ pa) <= ε·scale. The max divergence is the core
@@ -301,10 +304,12 @@ class DivergenceDistP(DistP):
             return super().pair_constraints(t, pa, pb, scale)
         if self.epsilon * scale == 0:
             return [pa == pb]
-        if self.vacuous(t):
+        forward, backward = self.directions(t)
+        if not (forward or backward):
             return []
         c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
-        return div.constraints(pa, pb, c, self.delta) + div.constraints(pb, pa, c, self.delta)
+        return ((div.constraints(pa, pb, c, self.delta) if forward else [])
+                + (div.constraints(pb, pa, c, self.delta) if backward else []))
 
     def levels(self, mechs):
         """Per pair: max of D both ways (or the hockey-stick δ at the pair's ε when δ > 0)."""
