@@ -105,9 +105,25 @@ class InformationPrivacy(_BitsNotion):
 
     name = "information"
 
+    def vacuous(self) -> bool:
+        """C(K) <= log2 min(|X|, |Y|) for every channel: from there the bound constrains
+        nothing. The sizes are those of the last compiled matrices (unknown before)."""
+        sizes = self.__dict__.get("_sizes")
+        return sizes is not None and self.epsilon >= np.log2(min(sizes))
+
+    @property
+    def linear(self) -> bool:  # type: ignore[override]
+        return self.epsilon == 0 or self.vacuous()
+
+    def structure(self):
+        return (self.epsilon == 0, self.vacuous())
+
     def constraints(self, K):
         if self.epsilon == 0:
             return [c for var in K.values() for c in self.equal_rows(var, np.arange(var.shape[0]))]
+        self._sizes = next(iter(K.values())).shape if K else None
+        if self.vacuous():
+            return []
         out = []
         bound = self.coefficient("nats", lambda c: c * LN2)
         for var in K.values():
@@ -134,7 +150,11 @@ class InformationPrivacy(_BitsNotion):
                      r.upper <= self.bits + AUDIT_TOL, detail)
 
     def repair(self, mechs):
-        # C is convex in K and 0 on the uniform channel: C((1−t)K + tU) <= (1−t) C(K)
+        # C is convex in K and 0 on the uniform channel: C((1−t)K + tU) <= (1−t) C(K); at 0
+        # bits every row is set to the rows' mean (equal to round-off already: mixing would
+        # go all the way to the uniform channel)
+        if self.epsilon == 0:
+            return {key: np.broadcast_to(k.mean(axis=0), k.shape).copy() for key, k in mechs.items()}
         out = {}
         for key, k in mechs.items():
             up = self.measure(k).upper
