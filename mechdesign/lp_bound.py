@@ -193,6 +193,8 @@ class LPSnapshot:
     offset: float
     duals: np.ndarray | None
     ray: np.ndarray | None
+    #: an LP result is "optimal" only with a proven bound
+    required: bool = True
 
     def bound(self, cutoff: float | None) -> float:
         """Proven lower bound on the program's optimum (offset included); −inf if none."""

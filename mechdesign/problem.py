@@ -15,6 +15,7 @@ from . import highs_model  # noqa: F401  (silences the HiGHS banner before any s
 from .certify import audit_all, certify, neutral_row
 from .domain import Domain
 from .errors import ProblemError
+from .conic_bound import conic_snapshot
 from .lp_bound import snapshot_from_cache
 from .mechanism import Mechanism
 from .objectives import Objective
@@ -281,29 +282,35 @@ class Problem:
 
     def _bound(self, info: dict, lp, value: float) -> bool:
         """Fill info["bound"], ["gap"], ["bound_proven"]; whether a proven bound is required
-        for "optimal" (LP routes). A general-route LP's bound is proven from its duals on the
-        standard-form data (:mod:`lp_bound`) with the certified value as cut-off."""
+        for "optimal" (LP routes). The general route's bound is proven from the solver's duals
+        on the standard-form data (:mod:`lp_bound`, :mod:`conic_bound`) with the certified
+        value as cut-off. A conic program whose proven bound is not within the gap tolerance
+        (its residuals times the box add up on large programs; cones other than the
+        exponential; a direction the box leaves unbounded) reports the solver's dual objective
+        instead, marked not proven (``bound_kind``), and the proven one as ``proven_bound``."""
         if lp is not None:
             snapshot, scale = lp
             cutoff = value / scale
             cutoff += 1e-7 * (1.0 + abs(cutoff))  # the audit tolerates ~1e-9 excess: stay above the optimum
-            bound = snapshot.bound(cutoff) * scale if np.isfinite(value) else -np.inf
-            info["bound_proven"] = bool(np.isfinite(bound))
-            if info["bound_proven"]:
-                info["bound"] = float(bound)
-                info["gap"] = relative_gap(value, bound, self.objective_scale())
-            else:
-                info["bound"] = None
-                info.pop("objective", None)
-            return True
+            proven = snapshot.bound(cutoff) * scale if np.isfinite(value) else -np.inf
+            gap = relative_gap(value, proven, self.objective_scale())
+            if snapshot.required or gap <= self.gap_tolerance:
+                info["bound_proven"] = bool(np.isfinite(proven))
+                info["bound"] = float(proven) if info["bound_proven"] else None
+                if info["bound_proven"]:
+                    info["gap"] = gap
+                else:
+                    info.pop("objective", None)
+                return snapshot.required
+            info["proven_bound"] = float(proven) if np.isfinite(proven) else None
         bound = info.get("objective")
-        proven = bool(info.pop("bound_proven", False))
+        claimed = bool(info.pop("bound_proven", False))
         if bound is not None:
             info["bound"] = bound
             info["gap"] = relative_gap(value, bound, self.objective_scale())
-            info["bound_proven"] = proven
-            if not proven:
-                info.setdefault("bound_kind", "the solver's reported optimum (not proven)")
+            info["bound_proven"] = claimed
+            if not claimed:
+                info.setdefault("bound_kind", "the solver's reported bound (not proven)")
         return False
 
     def _judge(self, status: str, value: float, info: dict, needs_proof: bool, audits) -> tuple[str, str]:
@@ -547,7 +554,9 @@ def run_solver(program: Program, solver: str, verbose: bool = False):
         else:
             dual = _conic_dual_bound(program, name)
             info["objective"] = dual * program.scale if dual is not None else info["objective"]
-            info["bound_kind"] = "the conic solver's dual objective (not proven)"
+            snapshot = conic_snapshot(prob, name)
+            if snapshot is not None:
+                info["_lp"] = (snapshot, program.scale)
         info["status"] = "optimal"
         return values, info
     info.update({"status": "failed", "message": "; ".join(messages) or "no solver produced a solution"})

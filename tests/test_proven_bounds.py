@@ -3,6 +3,7 @@
 LP solver is run at deliberately loose dual tolerances, and it is within 1e-7 of the optimum
 at the package's own settings."""
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -226,3 +227,53 @@ def test_box_propagation_bounds_an_epigraph_variable_through_the_cutoff():
     # without the cut-off, t is unbounded above and the residual of t is 0; x's residuals 1/3 - 1/3
     assert proven_lp_bound(c, A, np.array([-np.inf] * 3 + [1.0]), np.array([0, 0, 0, 1.0]), y,
                            np.array([0, 0, 0, -np.inf]), np.full(4, np.inf), cutoff=None) <= 1 / 3
+
+
+CONIC_SHIPPED = ["kl-distp", "mutual-information-skewed", "information-capacity", "airports-distp"]
+
+
+def tight_conic_optimum(name: str) -> float:
+    program = load_problem(f"problems/{name}.toml").compile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # at 1e-12 Clarabel may call its (accurate) answer inaccurate
+        program.problem.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return float(program.problem.value)
+
+
+@pytest.mark.parametrize("name", CONIC_SHIPPED)
+def test_conic_bound_on_shipped_problems(name):
+    # exponential-cone programs: the bound from Clarabel's dual moved into the dual cone
+    problem = load_problem(f"problems/{name}.toml")
+    result = problem.solve()
+    assert result.solver["name"] == "CLARABEL" and result.status == "optimal"
+    assert result.solver["bound_proven"] is True
+    optimum = tight_conic_optimum(name)
+    assert result.solver["bound"] <= optimum + 1e-9 * abs(optimum)
+    assert result.solver["gap"] <= problem.gap_tolerance
+
+
+def test_conic_bound_holds_at_loose_solver_tolerances(monkeypatch):
+    # stopped early, Clarabel's dual objective overshoots the optimum; the proven bound does not
+    monkeypatch.setattr(problem_module, "CONIC_OPTIONS",
+                        {"CLARABEL": {"tol_gap_abs": 1e-3, "tol_gap_rel": 1e-3, "tol_feas": 1e-3, "max_iter": 8}})
+    overshoots = 0
+    for name in CONIC_SHIPPED[:3]:
+        result = load_problem(f"problems/{name}.toml").solve()
+        optimum = tight_conic_optimum(name)
+        proven = result.solver.get("proven_bound", result.solver.get("bound"))
+        assert proven is not None and proven <= optimum + 1e-12
+        overshoots += result.solver["objective"] > optimum + 1e-9  # the solver's dual objective
+    assert overshoots > 0
+
+
+def test_dual_cone_point_is_in_the_dual_exponential_cone():
+    from mechdesign.conic_bound import dual_cone_point
+
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=2 + 3 + 3 * 200) * rng.choice([1e-3, 1.0, 30.0], size=2 + 3 + 3 * 200)
+    fixed = dual_cone_point(z, 2, 3, 200)
+    assert np.array_equal(fixed[:2], z[:2]) and np.all(fixed[2:5] >= 0)
+    u, v, w = (np.asarray(fixed[5:].reshape(-1, 3)[:, k], dtype=np.longdouble) for k in range(3))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = np.where(u < 0, -u * np.exp(v / u) <= np.e * w, (u == 0) & (v >= 0) & (w >= 0))
+    assert inside.all()

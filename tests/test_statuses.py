@@ -39,6 +39,8 @@ def test_nan_gap_is_never_optimal():
 def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
     # duals that prove nothing (a snapshot whose bound is -inf): no bound, no gap, not optimal
     class Unproven:
+        required = True
+
         def bound(self, cutoff):
             return -np.inf
 
