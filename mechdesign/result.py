@@ -29,9 +29,10 @@ class Result:
 
     ``solver`` records, besides names and times: ``bound`` (a lower bound on the optimum, None
     when none could be proven), ``bound_proven`` (True when the bound holds in exact arithmetic
-    on the program's data — LP routes derive it from their duals; False for the conic solvers'
-    dual objective, named in ``bound_kind``), ``gap`` ((objective − bound) / |objective|, absent
-    without a bound), ``special_solvers`` (what each structured solver did: solved, declined,
+    on the program's data, derived from the solver's duals; False when it is a solver's own
+    claim, named in ``bound_kind`` — a conic solver's dual objective where the proven bound,
+    then given as ``proven_bound``, is not within tolerance), ``gap`` ((objective − bound) /
+    |objective|, absent without a bound), ``special_solvers`` (what each structured solver did: solved, declined,
     or the exception it raised), ``privacy`` (present only when nothing is private: no notion,
     or ε = ∞) and, after a solver failure, ``fallback``.
     """
