@@ -491,9 +491,9 @@ def _conic_dual_bound(program: Program, name: str) -> float | None:
 
 def _claims_no_optimum(program: Program, name: str, verbose: bool, info: dict, messages: list) -> bool:
     """After an "infeasible" or "unbounded" verdict. For an always-feasible program (one
-    data-independent design satisfies every notion) or an unbounded claim (objectives are bounded on row-stochastic
-    matrices) it is a numerical failure: an LP is solved once more with other settings, and
-    True is returned if that found an optimum. For other programs, an LP's infeasibility is
+    data-independent design satisfies every notion) or an unbounded claim (the objectives are
+    bounded on row-stochastic matrices) it is a numerical failure: an LP is solved once more
+    with other settings, and True is returned if that found an optimum. For other programs, an LP's infeasibility is
     reported ("infeasible" in ``info``) only when the solver's dual ray is a Farkas
     certificate on the data (:meth:`LPSnapshot.proves_infeasible`)."""
     prob = program.problem
@@ -524,9 +524,9 @@ def run_solver(program: Program, solver: str, verbose: bool = False):
     """Run the solver(s); returns (raw matrices or None, info dict with status and times).
 
     Values and bounds are in the objective's units (the program minimises objective /
-    ``program.scale``). After a HiGHS optimum, info["_lp"] holds the standard-form data and
-    duals for :meth:`Problem.finish` to prove a bound; a conic optimum reports the solver's
-    dual objective as the bound, marked not proven."""
+    ``program.scale``). After an optimum, info["_lp"] holds the standard-form data and duals
+    for :meth:`Problem.finish` to prove a bound (:mod:`lp_bound`, :mod:`conic_bound`), and
+    info["objective"] the solver's own value (a conic solver's dual objective)."""
     order = _solver_order(program, check_solver(solver))
     info: dict = {"compile_seconds": program.build_seconds}
     messages: list[str] = []
