@@ -43,6 +43,7 @@ import highspy
 import numpy as np
 
 from .highs_model import INF, quiet_model, run_to_optimum
+from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
@@ -118,8 +119,11 @@ class RayMaster:
 
 
 def _psi(h: np.ndarray, down: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """min over the next entry's allowed ratios [down, up] of ratio·h."""
-    return np.minimum(down * h, up * h)
+    """min over the next entry's allowed ratios [down, up] of ratio·h: down·h for h >= 0, up·h
+    for h < 0. With ε·gap beyond the float range, down is 0 and up is inf: the value is then 0
+    or −inf (never inf·0 = NaN), and lower values only loosen the bound built on them."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(h >= 0, down * np.maximum(h, 0.0), up * np.minimum(h, 0.0))
 
 
 @dataclass
@@ -130,8 +134,9 @@ class LinePricing:
     epsilon: float
 
     def __post_init__(self):
-        self.down = np.exp(-self.epsilon * self.gaps)[:, None]
-        self.up = np.exp(self.epsilon * self.gaps)[:, None]
+        with np.errstate(over="ignore", under="ignore"):
+            self.down = np.exp(-self.epsilon * self.gaps)[:, None]
+            self.up = np.exp(self.epsilon * self.gaps)[:, None]
 
     def price(self, a: np.ndarray):
         n, m = a.shape
@@ -303,7 +308,7 @@ def metric_line_by_rays(problem):
         return None
     notion = problem.privacy[0]
     points = notion.domain.points
-    if notion.metric.kind != "absolute" or points is None or points.shape[1] != 1:
+    if not on_a_line(notion.metric.kind, points):
         return None
     objective = problem.objective
     if not isinstance(objective, ExpectedLoss):
@@ -548,7 +553,7 @@ def metric_by_rays(problem):
         return None
     notion = problem.privacy[0]
     points = notion.domain.points
-    if notion.metric.kind == "absolute" and points is not None and points.shape[1] == 1:
+    if on_a_line(notion.metric.kind, points):
         return None  # the line has its own exact pricing
     objective = problem.objective
     if not isinstance(objective, ExpectedLoss) or len(problem.inputs) < GENERAL_MIN_INPUTS:

@@ -23,6 +23,7 @@ import numpy as np
 from .dantzig_wolfe import GENERAL_MIN_INPUTS, prefers_lazy_pairs
 from .highs_model import INF, quiet_model, run_to_optimum
 from .lp_bound import highs_model_bound
+from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
@@ -109,7 +110,7 @@ def metric_by_lazy_pairs(problem):
         return None
     notion = problem.privacy[0]
     points = notion.domain.points
-    if notion.metric.kind == "absolute" and points is not None and points.shape[1] == 1:
+    if on_a_line(notion.metric.kind, points):
         return None
     n, m = len(problem.inputs), len(problem.outputs)
     if not isinstance(problem.objective, ExpectedLoss) or n < GENERAL_MIN_INPUTS:

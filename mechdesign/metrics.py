@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -31,7 +32,10 @@ class Metric:
     kind: str
     edges: Sequence | None = None
     matrix: np.ndarray | None = None
-    _cache: dict = field(default_factory=dict, repr=False)
+    #: distances and reduced pairs per domain, keyed by the Domain objects themselves (weakly:
+    #: an id() key could be reused by a new domain once the old one is collected)
+    _cache: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+    _pairs: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
 
     def __post_init__(self):
         if self.kind not in METRIC_KINDS:
@@ -55,14 +59,23 @@ class Metric:
                 raise ProblemError("metric matrix must be symmetric", key="metric.matrix")
             self.matrix = m
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_cache"], state["_pairs"] = None, None  # caches are per process
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._cache, self._pairs = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
+
     # distances ------------------------------------------------------------------------------
     def distances(self, a: Domain, b: Domain | None = None) -> np.ndarray:
         """Distance matrix between the values of ``a`` and of ``b`` (default: ``a``)."""
         b = a if b is None else b
-        key = (id(a), id(b))
-        if key not in self._cache:
-            self._cache[key] = self._distances(a, b)
-        return self._cache[key]
+        row = self._cache.setdefault(a, weakref.WeakKeyDictionary())
+        if b not in row:
+            row[b] = self._distances(a, b)
+        return row[b]
 
     def _distances(self, a: Domain, b: Domain) -> np.ndarray:
         if self.kind == "discrete":
@@ -93,6 +106,9 @@ class Metric:
         if self.kind == "manhattan":
             return np.abs(pa[:, None, :] - pb[None, :, :]).sum(axis=2)
         if self.kind == "haversine":
+            check_lat_lon(pa, "inputs.points")
+            if b is not a:
+                check_lat_lon(pb, "outputs.points")
             return haversine_km(pa, pb)
         raise AssertionError(self.kind)
 
@@ -132,14 +148,16 @@ class Metric:
         """Pairs (i, j, d_ij), i != j, whose ratio constraints imply all others (exact).
 
         For a graph metric these are the graph's edges whose weight equals the shortest-path
-        distance; on a line (``absolute``) the neighbours in sorted order; otherwise every pair
-        with no third value strictly between (d(x,z) + d(z,x') = d(x,x')): if z lies between,
-        K[x,y] <= e^{εd(x,z)} K[z,y] <= e^{εd(x,x')} K[x',y] follows from the two shorter pairs.
-        Both orders (i, j) and (j, i) are returned.
+        distance; on a line (``absolute``, or ``euclidean`` / ``manhattan`` on 1-D points) the
+        neighbours in sorted order; otherwise every pair with no third value strictly between:
+        z lies between x and x' when d(x,z) + d(z,x') = d(x,x') with d(x,z) > 0 and d(z,x') > 0,
+        and then K[x,y] <= e^{εd(x,z)} K[z,y] <= e^{εd(x,x')} K[x',y] follows from two strictly
+        shorter pairs (induction on the distance). A value coinciding with an endpoint is never
+        between: coincident values (d = 0, a pseudo-metric) keep their pair, whose coefficient
+        e^0 = 1 both ways ties their rows. Both orders (i, j) and (j, i) are returned.
         """
-        key = ("pairs", id(domain))
-        if key in self._cache:
-            return self._cache[key]
+        if domain in self._pairs:
+            return self._pairs[domain]
         d = self.distances(domain)
         n = len(domain)
         if self.kind == "graph":
@@ -155,19 +173,18 @@ class Metric:
                     "the metric graph is not connected: some values are infinitely far apart",
                     key="metric.edges",
                 )
-        elif self.kind == "absolute" and domain.points is not None and domain.points.shape[1] == 1:
+        elif on_a_line(self.kind, domain.points):
+            # neighbours in sorted order; equal points are neighbours at distance 0, whose
+            # constraints (coefficient 1 both ways) make their rows equal
             order = np.argsort(domain.points[:, 0], kind="stable")
             i, j = order[:-1], order[1:]
-            dd = d[i, j]
-            # equal points: distance 0 means both rows must be equal (handled as ratio 1)
-            i, j = i[dd >= 0], j[dd >= 0]
         elif self.kind == "euclidean" and _is_full_lattice(domain.points):
             i, j = _lattice_pairs_without_intermediate(domain.points)
         else:
             i, j = _pairs_without_intermediate(d)
         i, j = np.concatenate([i, j]), np.concatenate([j, i])
         result = (i, j, d[i, j])
-        self._cache[key] = result
+        self._pairs[domain] = result
         return result
 
 
@@ -217,16 +234,22 @@ def _lattice_pairs_without_intermediate(points: np.ndarray) -> tuple[np.ndarray,
 
 
 def _pairs_without_intermediate(d: np.ndarray, rtol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
-    """Unordered pairs (i < j) with no k strictly between them: d(i,k) + d(k,j) > d(i,j)."""
+    """Unordered pairs (i < j) with no k strictly between them.
+
+    k lies between i and j when d(i,k) + d(k,j) <= d(i,j) + t, d(i,k) > t and d(k,j) > t, with
+    t = rtol·max d the round-off allowance. The last two conditions make both parts strictly
+    shorter than d(i,j) (d(i,k) <= d(i,j) + t − d(k,j) < d(i,j)), so the implications form no
+    cycle: without them, two coincident values (or values 1e-13 apart) would each count as
+    lying between the other and a third value, and both pairs to that value would be dropped.
+    """
     n = d.shape[0]
     keep_i, keep_j = [], []
-    scale = max(float(d.max()), 1.0)
+    t = rtol * float(d.max(initial=0.0))
+    far = d > t  # far[i, k]: k can be an intermediate point on a path from i
     for i in range(n - 1):
         # between[k, j]: k lies between i and j (k != i, j)
         rest = d[i, :, None] + d[:, i + 1:]  # (n, n-i-1): d(i,k) + d(k,j)
-        between = rest <= d[i, None, i + 1:] + rtol * scale
-        between[i, :] = False
-        between[np.arange(i + 1, n), np.arange(n - i - 1)] = False
+        between = (rest <= d[i, None, i + 1:] + t) & far[i, :, None] & far[:, i + 1:]
         implied = between.any(axis=0)
         js = np.arange(i + 1, n)[~implied]
         keep_i.append(np.full(js.size, i))
@@ -234,3 +257,24 @@ def _pairs_without_intermediate(d: np.ndarray, rtol: float = 1e-12) -> tuple[np.
     if not keep_i:
         return np.zeros(0, int), np.zeros(0, int)
     return np.concatenate(keep_i), np.concatenate(keep_j)
+
+
+def on_a_line(kind: str, points: np.ndarray | None) -> bool:
+    """Whether the metric is |x − x'| on 1-D points (``euclidean`` and ``manhattan`` reduce to
+    ``absolute`` in one dimension)."""
+    return kind in ("absolute", "euclidean", "manhattan") and points is not None and points.shape[1] == 1
+
+
+def check_lat_lon(points: np.ndarray, key: str) -> None:
+    """Raise a ProblemError unless every point is [latitude, longitude] in degrees, latitude in
+    [−90, 90] and longitude in [−180, 180]."""
+    lat, lon = points[:, 0], points[:, 1]
+    bad = np.flatnonzero((np.abs(lat) > 90.0) | (np.abs(lon) > 180.0))
+    if bad.size == 0:
+        return
+    k = int(bad[0])
+    message = (f"the 'haversine' metric needs [latitude, longitude] points in degrees, latitude in "
+               f"[-90, 90] and longitude in [-180, 180]; point {k} is [{lat[k]:g}, {lon[k]:g}]")
+    if 90.0 < abs(lat[k]) <= 180.0:
+        message += " (its first coordinate is a valid longitude: give [latitude, longitude], not [longitude, latitude])"
+    raise ProblemError(message, key=key)

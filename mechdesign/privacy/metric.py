@@ -1,23 +1,52 @@
-"""Metric privacy (d-privacy, geo-indistinguishability): K[x,y] <= e^{ε d(x,x')} K[x',y]."""
+"""Metric privacy (d-privacy, geo-indistinguishability): K[x,y] <= e^{ε d(x,x')} K[x',y].
+
+The compile uses the metric's exact reduction of the pairs (:meth:`Metric.privacy_pairs`); the
+audit and the repair never do: they run over every ordered pair of inputs (compiled kernels,
+O(|X|²|Y|) time, O(|X|·|Y| + |X|²) memory), so a reduction that dropped a needed pair cannot
+hide a leak from the certificate.
+
+Float64 rule for huge ε·d. Mathematically a d-private column is either all zero or all positive,
+but its true entries may be e^{-1000}, which is 0 in float64. The returned matrix therefore never
+has a 0 next to a positive entry in a column: repair raises every entry of a non-zero column to
+at least TINY (the smallest positive normal float, 2.2e-308; the pointwise maximum of two vectors
+of the d-privacy cone, here the column and the constant TINY, stays in the cone, so this breaks no
+ratio), and the audit compares ln K[x,y] − ln K[x',y] with ε·d(x,x') in log space. A pair with
+ε·d > ln(1/TINY) ≈ 708.4 then holds for any entries in [TINY, 1]; the compile leaves such pairs
+out of the LP (a relaxation, so the LP value stays a lower bound), and the objective moves by at
+most |X|·|Y|·TINY·max|C|.
+"""
 
 from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from ..domain import Domain
-from ..metrics import Metric
+from ..metrics import Metric, on_a_line
 from .base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
 
-_CHUNK = 4_000_000  # matrix entries per vectorised block
+#: the smallest positive normal float64: the floor of every non-zero column (module docstring)
+TINY = float(np.finfo(float).tiny)
+#: pairs with ε·d above ln(1/TINY) hold for any entries in [TINY, 1]: not compiled
+FLOAT_EXPONENT = float(-np.log(TINY))
+#: log K of a zero entry inside the kernels: finite, so differences never give NaN, and far below
+#: ln TINY, so a zero next to a positive entry yields a difference above HUGE_RATIO
+ZERO_LOG = -1e300
+HUGE_RATIO = 1e299
+#: repair treats pairs with ε·d at most this as coincident and ties their rows (their ratio
+#: e^{εd} is below what row renormalisation can keep exact in float64; the objective moves by a
+#: relative ε·d at most)
+TIE_EXPONENT = 1e-9
 
 
 class MetricPrivacy(Notion):
     """ε·d-privacy over a ground metric.
 
     Only the pairs of the metric's exact reduction are compiled (graph edges; neighbours on a
-    line; pairs with no value strictly between): they imply all other pairs. A pair whose
+    line; pairs with no value strictly between): they imply all other pairs. Pairs with ε·d
+    above FLOAT_EXPONENT are left out (module docstring). A pair whose
     coefficient e^{εd} would exceed e^20 (HiGHS returns wrong "optimal" answers with such
     coefficients, DESIGN §4) is split exactly into a chain through k − 1 auxiliary columns,
     K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} <= e^20, so the LP stays exact
@@ -34,8 +63,11 @@ class MetricPrivacy(Notion):
         self.i, self.j, self.d = metric.privacy_pairs(domain)
 
     def segments(self) -> np.ndarray:
-        """Per pair, the number k of chain links so that each coefficient is at most e^20."""
-        return np.maximum(1, np.ceil(self.epsilon * self.d / MAX_LOG_COEFFICIENT - 1e-12)).astype(int)
+        """Per pair, the number k of chain links so that each coefficient is at most e^20; 0 for
+        the pairs left out because ε·d exceeds FLOAT_EXPONENT."""
+        exponent = self.epsilon * self.d
+        links = np.maximum(1, np.ceil(exponent / MAX_LOG_COEFFICIENT - 1e-12))
+        return np.where(exponent > FLOAT_EXPONENT, 0, links).astype(int)
 
     def structure(self):
         return self.segments().tobytes()
@@ -52,7 +84,7 @@ class MetricPrivacy(Notion):
     def constraints(self, K):
         out = []
         links = self.segments()
-        for k in np.unique(links):
+        for k in np.unique(links[links > 0]):
             sel = links == k
             i, j, d = self.i[sel], self.j[sel], self.d[sel] / k
             c = self._scale(f"exp_epsilon_d_{k}", d)
@@ -65,79 +97,142 @@ class MetricPrivacy(Notion):
                 out += [chain[t] <= self._times(c, chain[t + 1]) for t in range(k)]
         return out
 
+    def distances(self) -> np.ndarray:
+        """d over the input domain (every ordered pair)."""
+        return self.metric.distances(self.domain)
+
     def level(self, k: np.ndarray) -> float:
-        """The smallest ε for which ``k`` is ε·d-private (max over the reduced pairs)."""
-        worst = 0.0
-        step = max(1, _CHUNK // max(k.shape[1], 1))
-        logk = _safe_log(k)
-        for s in range(0, self.i.size, step):
-            i, j, d = self.i[s:s + step], self.j[s:s + step], self.d[s:s + step]
-            a, b = logk[i], logk[j]
-            with np.errstate(invalid="ignore"):
-                r = a - b
-            r = np.where(np.isneginf(a), -np.inf, r)  # 0 next to anything: fine this direction
-            r = r.max(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eps = np.where(r <= 0, 0.0, np.where(d > 0, r / np.where(d > 0, d, 1), np.inf))
-            worst = max(worst, float(eps.max(initial=0.0)))
-        return worst
+        """The smallest ε for which ``k`` is ε·d-private, over every ordered pair of inputs:
+
+            max over x != x' of max_y (ln K[x,y] − ln K[x',y]) / d(x,x'),
+
+        where a zero entry next to a positive one, or two coincident inputs (d = 0) with
+        different rows, give +inf, and a 0 next to a 0 gives no constraint."""
+        return float(_max_level(_kernel_log(k), np.ascontiguousarray(self.distances(), dtype=float)))
 
     def audit(self, mechs):
         achieved = max(self.level(k) for k in mechs.values())
+        n = len(self.domain)
         return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
                      achieved <= self.epsilon + AUDIT_TOL,
-                     {"pairs_checked": int(self.i.size // 2), "metric": self.metric.kind})
+                     {"pairs_checked": n * (n - 1), "pairs": "all ordered pairs",
+                      "metric": self.metric.kind})
 
     def envelope(self, k: np.ndarray) -> np.ndarray:
-        """Smallest matrix >= k whose columns satisfy the ratio constraints:
-        K'[x, y] = max_z K[z, y] e^{-ε d(x, z)}, found by relaxing the reduced pairs to a
-        fixed point (in log space; exact because the pairs imply every other pair)."""
+        """Smallest matrix >= k whose columns satisfy every pair's ratio constraint, with pairs
+        of ε·d <= TIE_EXPONENT tied (d taken as 0):
+
+            K'[x, y] = max_z K[z, y] e^{−ε d̂(x, z)},
+
+        d̂ the shortest-path closure of d (a chain of constraints x → z → x' bounds the ratio by
+        e^{ε(d(x,z) + d(z,x'))}, so d̂ gives the same constraint set; for a true metric d̂ = d).
+        Non-zero columns are floored at TINY (module docstring)."""
         logk = _safe_log(k)
         line = self._line_order()
         if line is not None:
             order, gaps = line
+            pen = np.where(self.epsilon * gaps <= TIE_EXPONENT, 0.0, self.epsilon * gaps)
             cur = logk[order]
             for t in range(1, len(order)):  # forward then backward sweep
-                cur[t] = np.maximum(cur[t], cur[t - 1] - self.epsilon * gaps[t - 1])
+                cur[t] = np.maximum(cur[t], cur[t - 1] - pen[t - 1])
             for t in range(len(order) - 2, -1, -1):
-                cur[t] = np.maximum(cur[t], cur[t + 1] - self.epsilon * gaps[t])
+                cur[t] = np.maximum(cur[t], cur[t + 1] - pen[t])
             out = np.empty_like(cur)
             out[order] = cur
-            return np.exp(out)
-        pen = self.epsilon * self.d[:, None]
-        block = max(1, _CHUNK // max(self.i.size, 1))  # columns at a time: pairs × block in memory
-        out = np.empty_like(logk)
-        for c in range(0, logk.shape[1], block):
-            part = logk[:, c:c + block]
-            for _ in range(len(self.domain)):
-                new = part.copy()
-                np.maximum.at(new, self.i, part[self.j] - pen)
-                if np.array_equal(new, part):
-                    break
-                part = new
-            out[:, c:c + block] = part
-        return np.exp(out)
+        else:
+            pen = self.epsilon * self.distances()
+            pen = np.where(pen <= TIE_EXPONENT, 0.0, np.minimum(pen, HUGE_RATIO))
+            if self.metric.kind == "matrix":  # the metric axioms are not checked: close it
+                from scipy.sparse.csgraph import shortest_path
+                pen = shortest_path(pen, method="FW", directed=False)
+            out = _max_plus(np.ascontiguousarray(pen), _kernel_log(k))
+            out[out <= ZERO_LOG / 2] = -np.inf
+        with np.errstate(under="ignore"):
+            return floor_columns(np.exp(out))
 
     def repair(self, mechs):
-        """Envelope repair of matrices whose level exceeds ε by more than half the audit's
-        tolerance (an LP's row residuals of 1e-10 renormalised away leave about 4e-10, which
-        the audit accepts; the envelope over all pairs of 1600 locations takes minutes)."""
+        """Envelope repair over all pairs (then rows renormalised) of matrices whose level
+        exceeds ε by more than half the audit's tolerance (an LP's row residuals of 1e-10
+        renormalised away leave about 4e-10, which the audit accepts)."""
         out = {}
         for key, k in mechs.items():
             for _ in range(20):
                 if self.level(k) <= self.epsilon + AUDIT_TOL / 2:
                     break
                 k = self.envelope(k)
-                k = k / k.sum(axis=1, keepdims=True)
+                k = floor_columns(k / k.sum(axis=1, keepdims=True))
             out[key] = k
         return out
 
     def _line_order(self):
         pts = self.domain.points
-        if self.metric.kind != "absolute" or pts is None or pts.shape[1] != 1:
+        if not on_a_line(self.metric.kind, pts):
             return None
         order = np.argsort(pts[:, 0], kind="stable")
         return order, np.diff(pts[order, 0])
+
+
+def floor_columns(k: np.ndarray) -> np.ndarray:
+    """Raise the entries of every column that has a positive entry to at least TINY."""
+    positive = (k > 0).any(axis=0)
+    if not positive.any():
+        return k
+    out = k.copy()
+    out[:, positive] = np.maximum(out[:, positive], TINY)
+    return out
+
+
+def _kernel_log(k: np.ndarray) -> np.ndarray:
+    """ln K with zeros (and negative round-off) as ZERO_LOG, C-contiguous float64."""
+    k = np.asarray(k, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.where(k > 0, k, 1.0))
+    out[~(k > 0)] = ZERO_LOG
+    return np.ascontiguousarray(out)
+
+
+@njit(cache=True, fastmath=True)
+def _row_gap(logk: np.ndarray, x: int, z: int) -> float:
+    """max_y (ln K[x,y] − ln K[z,y])."""
+    r = logk[x, 0] - logk[z, 0]
+    for y in range(1, logk.shape[1]):
+        v = logk[x, y] - logk[z, y]
+        r = v if v > r else r
+    return r
+
+
+@njit(cache=True)
+def _max_level(logk: np.ndarray, d: np.ndarray) -> float:
+    """max over ordered pairs x != z of max_y (logk[x,y] − logk[z,y]) / d(x,z) (0 at least);
+    +inf for a positive gap at d = 0 or a zero entry next to a positive one."""
+    n = logk.shape[0]
+    worst = 0.0
+    for x in range(n):
+        for z in range(n):
+            if x == z:
+                continue
+            r = _row_gap(logk, x, z)
+            if r <= 0.0:
+                continue
+            if r >= HUGE_RATIO or d[x, z] <= 0.0:
+                return np.inf
+            level = r / d[x, z]
+            if level > worst:
+                worst = level
+    return worst
+
+
+@njit(cache=True, fastmath=True)
+def _max_plus(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
+    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0."""
+    n, m = logk.shape
+    out = logk.copy()
+    for x in range(n):
+        for z in range(n):
+            p = pen[x, z]
+            for y in range(m):
+                out[x, y] = max(out[x, y], logk[z, y] - p)
+    return out
 
 
 def _safe_log(k: np.ndarray) -> np.ndarray:

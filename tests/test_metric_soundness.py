@@ -1,0 +1,332 @@
+"""ε·d-privacy soundness: coincident and nearly coincident points, an audit over every ordered pair,
+huge ε·d, haversine ranges and the metric's distance cache.
+
+References are independent of the package: the level straight from its definition (a loop over
+ordered pairs), and the design LP over every ordered pair written here with
+scipy.optimize.linprog (HiGHS at tight tolerances).
+"""
+
+import gc
+import math
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+import mechdesign
+from mechdesign.domain import Domain
+from mechdesign.errors import ProblemError
+from mechdesign.metrics import Metric, _is_full_lattice
+from mechdesign.privacy.metric import TINY, MetricPrivacy
+from mechdesign.symmetry import find
+
+PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
+
+
+def all_pairs_metric_level(K: np.ndarray, D: np.ndarray) -> float:
+    """max over ordered pairs x != x' of max_y (ln K[x,y] − ln K[x',y]) / d(x,x'), written from
+    the definition: a positive entry next to a zero, or different rows at d = 0, give inf."""
+    n = K.shape[0]
+    worst = 0.0
+    for x in range(n):
+        for z in range(n):
+            if x == z:
+                continue
+            for y in range(K.shape[1]):
+                a, b = K[x, y], K[z, y]
+                if a <= 0 or a <= b:
+                    continue
+                if b <= 0 or D[x, z] <= 0:
+                    return math.inf
+                worst = max(worst, (math.log(a) - math.log(b)) / D[x, z])
+    return worst
+
+
+def all_pairs_lp(cost: np.ndarray, D: np.ndarray, epsilon: float) -> float:
+    """min Σ C K over row-stochastic K with K[x,y] <= e^{ε d(x,x')} K[x',y] for every ordered
+    pair and output (no reduction)."""
+    n, m = cost.shape
+    rows, cols, vals = [], [], []
+    r = 0
+    for x in range(n):
+        for z in range(n):
+            if x == z:
+                continue
+            for y in range(m):
+                rows += [r, r]
+                cols += [x * m + y, z * m + y]
+                vals += [1.0, -math.exp(epsilon * D[x, z])]
+                r += 1
+    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, n * m))
+    A_eq = sp.kron(sp.eye(n), np.ones((1, m))).tocsr()
+    res = linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(r), A_eq=A_eq, b_eq=np.ones(n),
+                  bounds=(0, None), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
+def _problem(points, kind="euclidean", epsilon=1.0, prior=None, **metric):
+    n = len(points)
+    data = {"name": "t", "inputs": {"points": points}, "metric": {"kind": kind, **metric},
+            "distributions": {"prior": list(prior if prior is not None else np.full(n, 1.0 / n))},
+            "privacy": [{"notion": "metric", "epsilon": epsilon}],
+            "objective": {"kind": "error-probability", "prior": "prior"}}
+    return mechdesign.problem_from_dict(data, "<test>")
+
+
+def _error_cost(prior) -> np.ndarray:
+    prior = np.asarray(prior, dtype=float)
+    return prior[:, None] * (1.0 - np.eye(prior.size))
+
+
+def _check_solved(result, notion_distances, epsilon, reference=None, rel=1e-7):
+    assert result.status == "optimal", result.message
+    assert result.holds
+    K = result.mechanism.matrix
+    assert all_pairs_metric_level(K, notion_distances) <= epsilon + 1e-9
+    for value in (result.objective, result.solver["bound"], result.solver["gap"]):
+        assert np.isfinite(value)
+    if reference is not None:
+        assert result.objective == pytest.approx(reference, rel=rel, abs=1e-12)
+        assert result.solver["bound"] <= reference + 1e-9
+
+
+# --- the level and the audit --------------------------------------------------------------------
+
+def test_vectorised_level_equals_the_definition_on_random_matrices():
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n, m = rng.integers(2, 9), rng.integers(1, 7)
+        pts = rng.normal(size=(n, 2))
+        if trial % 3 == 0:
+            pts[1] = pts[0]  # coincident
+        if trial % 3 == 1:
+            pts[1] = pts[0] + 1e-13  # nearly coincident
+        dom = Domain.from_points(pts)
+        notion = MetricPrivacy(1.0, Metric("euclidean"), dom)
+        K = rng.random((n, m)) ** 3
+        K[rng.random((n, m)) < 0.2] = 0.0
+        if trial % 2:
+            K[1] = K[0]
+        D = Metric("euclidean").distances(dom)
+        assert notion.level(K) == pytest.approx(all_pairs_metric_level(K, D), rel=1e-12)
+
+
+def test_audit_rejects_the_matrix_that_merges_coincident_points():
+    dom = Domain.from_points([[0.0], [0.0], [1.0]])
+    notion = MetricPrivacy(1.0, Metric("euclidean"), dom)
+    bad = np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    audit = notion.audit({"default": bad})
+    assert not audit.holds and audit.achieved["epsilon"] == math.inf
+    assert audit.detail["pairs_checked"] == 6
+    # equal rows for the coincident pair are fine; different ones are not
+    ok = np.array([[0.6, 0.4], [0.6, 0.4], [0.4, 0.6]])
+    assert notion.level(ok) == pytest.approx(math.log(1.5))
+    assert notion.level(ok + np.array([[0.0, 0.0], [1e-12, -1e-12], [0.0, 0.0]])) == math.inf
+
+
+def test_repair_ties_coincident_rows_over_all_pairs():
+    dom = Domain.from_points([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    notion = MetricPrivacy(1.0, Metric("euclidean"), dom)
+    K = np.array([[0.5, 0.3, 0.2], [0.3, 0.5, 0.2], [0.3, 0.4, 0.3], [0.2, 0.4, 0.4]])
+    fixed = notion.repair({"default": K})["default"]
+    np.testing.assert_array_equal(fixed[0], fixed[1])
+    np.testing.assert_allclose(fixed.sum(axis=1), 1.0)
+    D = Metric("euclidean").distances(dom)
+    assert all_pairs_metric_level(fixed, D) <= 1.0 + 1e-9
+
+
+# --- coincident and nearly coincident inputs --------------------------------------------------
+
+PRIOR = [0.2, 0.3, 0.5]
+
+
+def test_duplicate_points_on_a_line_reach_the_all_pairs_optimum():
+    result = _problem([[0.0], [0.0], [1.0]], prior=PRIOR).solve()
+    D = np.abs(np.array([0.0, 0.0, 1.0])[:, None] - np.array([0.0, 0.0, 1.0])[None, :])
+    reference = all_pairs_lp(_error_cost(PRIOR), D, 1.0)
+    assert reference == pytest.approx(0.41515, abs=1e-5)
+    _check_solved(result, D, 1.0, reference)
+
+
+@pytest.mark.parametrize("kind", ["absolute", "manhattan"])
+def test_duplicate_points_with_other_line_metrics(kind):
+    pts = [[0.0], [0.0], [1.0]]
+    D = np.abs(np.array([0.0, 0.0, 1.0])[:, None] - np.array([0.0, 0.0, 1.0])[None, :])
+    _check_solved(_problem(pts, kind=kind, prior=PRIOR).solve(), D, 1.0,
+                  all_pairs_lp(_error_cost(PRIOR), D, 1.0))
+
+
+def test_duplicate_points_in_the_plane_and_on_the_sphere():
+    for kind, pts, eps in (("euclidean", [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]], 1.0),
+                           ("haversine", [[10.0, 20.0], [10.0, 20.0], [10.01, 20.0]], 1.0)):
+        problem = _problem(pts, kind=kind, epsilon=eps, prior=PRIOR)
+        D = Metric(kind).distances(Domain.from_points(pts))
+        _check_solved(problem.solve(), D, eps, all_pairs_lp(_error_cost(PRIOR), D, eps))
+
+
+def test_matrix_metric_with_a_zero_off_the_diagonal_ties_the_rows():
+    D = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    result = _problem([[0.0], [1.0], [2.0]], kind="matrix", prior=PRIOR, matrix=D.tolist()).solve()
+    _check_solved(result, D, 1.0, all_pairs_lp(_error_cost(PRIOR), D, 1.0))
+    np.testing.assert_array_equal(result.mechanism.matrix[0], result.mechanism.matrix[1])
+
+
+def test_points_1e13_apart_keep_their_pairs():
+    pts = [[0.0], [1e-13], [1.0]]
+    D = np.abs(np.array(pts)[:, 0][:, None] - np.array(pts)[:, 0][None, :])
+    reference = all_pairs_lp(_error_cost(PRIOR), D, 1.0)
+    _check_solved(_problem(pts, prior=PRIOR).solve(), D, 1.0, reference)
+    pts2 = [[0.0, 0.0], [1e-13, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    prior = [0.1, 0.2, 0.3, 0.4]
+    D2 = Metric("euclidean").distances(Domain.from_points(pts2))
+    _check_solved(_problem(pts2, prior=prior).solve(), D2, 1.0, all_pairs_lp(_error_cost(prior), D2, 1.0))
+    # the reduction keeps a chain from every point to every other
+    i, j, _ = Metric("euclidean").privacy_pairs(Domain.from_points(pts2))
+    assert {(0, 1), (1, 0)} <= set(zip(i.tolist(), j.tolist()))
+    assert any(a == 2 and b in (0, 1) for a, b in zip(i.tolist(), j.tolist()))
+
+
+def _scattered_with_duplicate(n=30, seed=3):
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 4, size=(n, 2))
+    pts[1] = pts[0]
+    return pts
+
+
+@pytest.mark.parametrize("epsilon, route", [(0.5, "HiGHS (lazy pair constraints)"),
+                                            (3.0, "HiGHS Dantzig-Wolfe (cone rays)")])
+def test_general_metric_routes_with_a_duplicate_point(epsilon, route):
+    pts = _scattered_with_duplicate()
+    n = len(pts)
+    prior = np.random.default_rng(1).dirichlet(np.ones(n))
+    dom = Domain.from_points(pts)
+    D = Metric("euclidean").distances(dom)
+    data = {"name": "t", "inputs": {"points": pts.tolist()}, "metric": {"kind": "euclidean"},
+            "distributions": {"prior": prior.tolist()},
+            "privacy": [{"notion": "metric", "epsilon": epsilon}],
+            "objective": {"kind": "expected-loss", "prior": "prior", "loss": "metric"}}
+    result = mechdesign.problem_from_dict(data, "<test>").solve()
+    assert result.solver["name"] == route
+    reference = all_pairs_lp(prior[:, None] * D, D, epsilon)
+    _check_solved(result, D, epsilon, reference, rel=2e-6)
+    np.testing.assert_array_equal(result.mechanism.matrix[0], result.mechanism.matrix[1])
+
+
+def test_reductions_never_treat_coincident_points_as_between():
+    grid = Domain.from_grid(3, 3).points
+    assert _is_full_lattice(grid)
+    assert not _is_full_lattice(np.vstack([grid, grid[:1]]))
+    assert not _is_full_lattice(np.vstack([grid[1:], grid[:1], grid[:1]]))
+    for kind, pts in (("euclidean", [[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]),
+                      ("absolute", [[1.0], [0.0], [1.0], [2.0]])):
+        i, j, d = Metric(kind).privacy_pairs(Domain.from_points(pts))
+        pairs = set(zip(i.tolist(), j.tolist()))
+        coincident = (0, 1) if kind == "euclidean" else (0, 2)
+        assert coincident in pairs and coincident[::-1] in pairs
+        assert np.all(d[[p == coincident for p in zip(i.tolist(), j.tolist())]] == 0)
+        # every point reaches every other through kept pairs
+        import networkx as nx
+        assert nx.is_connected(nx.Graph(list(pairs)))
+    dup = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
+    D = Metric("euclidean").distances(Domain.from_points(dup))
+    assert find(dup, D, np.ones((4, 4)) - np.eye(4)).order == 1
+
+
+# --- huge ε·d ---------------------------------------------------------------------------------
+
+def test_two_points_at_epsilon_50_give_the_exact_optimum():
+    exact = 1.0 / (1.0 + math.exp(50.0))
+    for kind in ("euclidean", "absolute"):
+        result = _problem([[0.0], [1.0]], kind=kind, epsilon=50.0, prior=[0.5, 0.5]).solve()
+        assert result.status == "optimal" and result.holds
+        assert result.objective == pytest.approx(exact, rel=1e-6)
+        assert 0.0 <= result.solver["bound"] <= exact
+
+
+def _load(name: str, epsilon: float, **replace) -> mechdesign.Problem:
+    data = tomllib.loads((PROBLEMS / name).read_text())
+    data["privacy"][0]["epsilon"] = epsilon
+    data.update(replace)
+    return mechdesign.problem_from_dict(data, name)
+
+
+def _solve_quietly(problem):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow or NaN warnings may leak
+        return problem.solve()
+
+
+def _check_huge(result, reference_below: float):
+    assert result.status == "optimal" and result.holds, result.message
+    K = result.mechanism.matrix
+    assert np.all(np.isfinite(K))
+    for value in (result.objective, result.solver["bound"], result.solver["gap"]):
+        assert np.isfinite(value)
+    assert 0.0 <= result.solver["bound"] <= result.objective <= reference_below
+    # no zero next to a positive entry in any column
+    positive = (K > 0).any(axis=0)
+    assert np.all(K[:, positive] >= TINY)
+
+
+def test_line_with_huge_epsilon_is_finite_and_certified():
+    result = _solve_quietly(_load("dprivacy-line.toml", 750.0))
+    _check_huge(result, 1e-300)
+    spread = _load("dprivacy-line.toml", 1.0, inputs={"points": [[1e3 * k] for k in range(20)]})
+    _check_huge(_solve_quietly(spread), 1e-290)
+
+
+def test_grid_matrix_and_graph_with_huge_epsilon_distance_solve():
+    _check_huge(_solve_quietly(_load("geo-grid.toml", 1e6)), 1e-300)
+    D = (1.0 - np.eye(8)) * 1e6
+    _check_huge(_solve_quietly(_problem([[float(k)] for k in range(8)], kind="matrix",
+                                        matrix=D.tolist())), 1e-300)
+
+
+def test_graph_with_a_far_edge_splits_into_independent_parts():
+    data = {"name": "g", "inputs": {"labels": ["a", "b", "c", "d"]},
+            "metric": {"kind": "graph", "edges": [["a", "b", 1.0], ["b", "c", 1.0], ["c", "d", 1e6]]},
+            "distributions": {"prior": [0.25] * 4}, "privacy": [{"notion": "metric", "epsilon": 1.0}],
+            "objective": {"kind": "error-probability", "prior": "prior"}}
+    result = _solve_quietly(mechdesign.problem_from_dict(data, "<test>"))
+    # d is e^{1e6} away from the others: its row is the point mass, at zero error; a, b, c solve
+    # their own path LP
+    path = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    reference = all_pairs_lp(_error_cost([0.25, 0.25, 0.25]), path, 1.0)
+    assert result.status == "optimal" and result.holds
+    assert result.objective == pytest.approx(reference, rel=1e-7)
+    assert result.mechanism.matrix[3, 3] == pytest.approx(1.0)
+
+
+# --- the metric itself --------------------------------------------------------------------------
+
+def test_distance_cache_follows_the_domain_object_not_its_id():
+    metric = Metric("absolute")
+    for k in range(200):  # a freed domain's id is soon reused by a new one
+        n = 3 + k % 2
+        dom = Domain.from_size(n)
+        assert metric.distances(dom).shape == (n, n)
+        assert metric.privacy_pairs(dom)[0].max() == n - 1
+        del dom
+        if k % 50 == 0:
+            gc.collect()
+    assert len(metric._cache) <= 1  # entries leave with their domains
+
+
+def test_haversine_points_out_of_range_are_rejected():
+    with pytest.raises(ProblemError) as err:
+        _problem([[148.86, 20.0], [10.0, 20.0]], kind="haversine")
+    assert err.value.key == "inputs.points" and "latitude" in str(err.value)
+    assert "[latitude, longitude]" in str(err.value)
+    with pytest.raises(ProblemError) as err:
+        _problem([[10.0, 200.0], [10.0, 20.0]], kind="haversine")
+    assert err.value.key == "inputs.points" and "not [longitude" not in str(err.value)
+    outputs = Domain.from_points([[10.0, 20.0], [95.0, 20.0]])
+    with pytest.raises(ProblemError) as err:
+        Metric("haversine").distances(Domain.from_points([[10.0, 20.0]]), outputs)
+    assert err.value.key == "outputs.points"
