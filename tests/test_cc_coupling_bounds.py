@@ -1,0 +1,191 @@
+"""Proven lower bounds of the two special routes: the Charnes–Cooper max-entry LP and the
+coupling ("targets + expected loss") solver, each against an LP written here from the
+definitions and solved by SciPy's HiGHS (independent of mechdesign's models)."""
+
+from decimal import Decimal, localcontext
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from mechdesign import Domain, Problem
+from mechdesign.charnes_cooper import (
+    ScaledProgram,
+    bound_from_multipliers,
+    exp_upper,
+    pair_multipliers,
+    solve_max_entry,
+)
+from mechdesign.objectives import MaxOffDiagonal, off_diagonal_mask
+from mechdesign.privacy import ProfilePrivacy
+from mechdesign.privacy.distp import DistP, Side, XDistP
+from mechdesign.spec import load_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+EPSILONS = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 35.0)
+#: SciPy's HiGHS meets (P)'s rows only to its feasibility tolerance (1e-10 asked; violations of
+#: 5e-13 seen), so its optimum may lie that far below the true t*
+REF_SLACK = 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# Charnes–Cooper
+
+
+def max_entry_lp(keys, mask, notions) -> float:
+    """t* of (P): min t, rows of every K_k summing to 1, K_k[x, y] <= t on the mask, and
+    λ_p K_p <= e^ε λ_q K_q both ways for every pair; beyond ε = 20 each pair inequality goes
+    through k = ⌈ε/10⌉ links of e^{ε/k} (z_0 = λ_p K_p, z_k = λ_q K_q, z_i <= e^{ε/k} z_{i+1}),
+    as one coefficient e^35 is beyond what HiGHS can solve reliably. All variables lie in [0, 1]."""
+    n, m = mask.shape
+    size = n * m
+    n_k = len(keys) * size
+    block = {key: b for b, key in enumerate(keys)}
+    rows, n_aux = [], 0
+    for key in keys:  # K_k[x, y] − t <= 0
+        for x, y in zip(*np.nonzero(mask)):
+            rows.append({block[key] * size + x * m + y: 1.0, n_k: -1.0})
+    for notion in notions:
+        for (a, b), eps in zip(notion.pairs, notion.pair_epsilons()):
+            links = 1 if eps <= 20 else int(np.ceil(eps / 10))
+            c = np.exp(eps / links)
+            for p, q in ((a, b), (b, a)):
+                for y in range(m):
+                    ends = [{block[p.key] * size + x * m + y: p.distribution[x] for x in range(n)}]
+                    ends += [{n_k + 1 + n_aux + i: 1.0} for i in range(links - 1)]
+                    ends.append({block[q.key] * size + x * m + y: q.distribution[x] for x in range(n)})
+                    n_aux += links - 1
+                    for left, right in pairwise(ends):
+                        row = dict(left)
+                        for j, v in right.items():
+                            row[j] = row.get(j, 0.0) - c * v
+                        rows.append(row)
+    width = n_k + 1 + n_aux
+    A_ub = sp.lil_matrix((len(rows), width))
+    for r, row in enumerate(rows):
+        for j, v in row.items():
+            A_ub[r, j] = v
+    A_eq = sp.hstack([sp.kron(sp.eye(len(keys) * n), np.ones((1, m))), sp.csr_matrix((len(keys) * n, width - n_k))])
+    cost = np.zeros(width)
+    cost[n_k] = 1.0
+    res = linprog(cost, A_ub=A_ub.tocsr(), b_ub=np.zeros(len(rows)), A_eq=A_eq.tocsr(),
+                  b_eq=np.ones(len(keys) * n), bounds=(0, 1), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def random_instance(kind: str, eps: float, rng):
+    """(keys, mask, notions): profiles on a chain, DistP pairs through one mechanism, or XDistP
+    (ε·W1) plus DistP. Half the instances drop one output label (a fully capped row, so t*
+    stays away from 0 at large ε) and half the distributions have zeros."""
+    k = int(rng.integers(2, 5))
+    inputs = Domain.from_size(k)
+    outputs = Domain.from_labels([str(i) for i in range(k - 1)] + ["z"]) if rng.random() < 0.5 else inputs
+    mask = off_diagonal_mask(inputs, outputs)
+
+    def dist():
+        v = rng.dirichlet(np.ones(k))
+        if rng.random() < 0.5:
+            v[rng.random(k) < 0.3] = 0.0
+        return v / v.sum() if v.sum() > 0 else np.eye(k)[0]
+
+    if kind == "profile":
+        vecs = {f"P{i}": dist() for i in range(int(rng.integers(2, 5)))}
+        return list(vecs), mask, [ProfilePrivacy(eps, list(pairwise(vecs)), vecs)]
+    p, q, r = (Side(name, dist()) for name in "pqr")
+    if kind == "distp":
+        return ["default"], mask, [DistP(eps, [(p, q), (q, r)])]
+    cost = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    return ["default"], mask, [XDistP(eps, [(p, q), (p, r)], "w1", cost), DistP(eps / 3, [(q, r)])]
+
+
+@pytest.mark.parametrize("eps", EPSILONS)
+@pytest.mark.parametrize("kind", ["profile", "distp", "xdistp"])
+def test_the_proven_bound_is_below_and_within_1e7_of_the_independent_optimum(kind, eps):
+    rng = np.random.default_rng(int(eps * 1000) + len(kind))
+    checked = 0
+    for _ in range(6):
+        keys, mask, notions = random_instance(kind, eps, rng)
+        found = solve_max_entry(keys, set(keys), mask, notions)
+        if found is None:  # 0 < t* < 1/S_CAP: the route declines, the general LP solves it
+            continue
+        raw, t, bound, _ = found
+        ref = max_entry_lp(keys, mask, notions)
+        if t == 0.0:
+            assert bound == 0.0 and ref <= 1e-9
+            continue
+        checked += 1
+        assert 0.0 < bound <= ref * (1 + REF_SLACK)
+        assert ref - bound <= 1e-7 * ref
+    assert checked >= 2
+
+
+def test_perturbed_multipliers_still_give_valid_bounds():
+    """Any π >= 0 gives a lower bound: scaled, noisy, sparse or huge multipliers never exceed
+    the independent optimum, and the exact duals give the best of them."""
+    rng = np.random.default_rng(5)
+    for kind, eps in [("profile", 0.5), ("distp", 2.0), ("xdistp", 1.0), ("xdistp", 35.0)]:
+        for _ in range(3):
+            keys, mask, notions = random_instance(kind, eps, rng)
+            program = ScaledProgram(keys, set(keys), mask, notions)
+            x, row_dual = program.solve(zero=False)
+            s = x[program.s_col]
+            if s >= 1e6:
+                continue
+            ref = max_entry_lp(keys, mask, notions)
+            pi = pair_multipliers(program, row_dual, 1 / s)
+            best = bound_from_multipliers(program, pi)
+            assert best <= ref * (1 + REF_SLACK) and ref - best <= 1e-7 * ref
+            noise = rng.random(pi.shape)
+            for other in (pi * 2.0, pi * 0.5, pi * (1 + noise), pi + noise * pi.max(initial=0.0),
+                          np.where(noise < 0.5, 0.0, pi), pi + 1e3 * noise, np.zeros_like(pi)):
+                bound = bound_from_multipliers(program, other)
+                assert 0.0 <= bound <= ref * (1 + REF_SLACK)
+                assert bound <= best * (1 + 1e-12)
+
+
+def test_water_filling_without_multipliers_is_the_fully_capped_row():
+    """With π = 0 only the rows bind: a row with an unmasked output costs nothing, the row of
+    input 'd' (three outputs, all capped) needs max entry >= 1/3, so the bound is 1/3."""
+    inputs = Domain.from_labels(["a", "b", "c", "d"])
+    outputs = Domain.from_labels(["a", "b", "z"])
+    rng = np.random.default_rng(1)
+    p, q = Side("p", rng.dirichlet(np.ones(4))), Side("q", rng.dirichlet(np.ones(4)))
+    program = ScaledProgram(["default"], {"default"}, off_diagonal_mask(inputs, outputs),
+                            [DistP(0.3, [(p, q)])])
+    bound = bound_from_multipliers(program, np.zeros((len(program.folds), 3)))
+    assert 1 / 3 - 1e-14 <= bound <= 1 / 3  # 1/3 less the round-off margin
+
+
+def test_the_exponential_bound_is_above_e_to_the_epsilon():
+    eps = np.array([0.0, 1e-12, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 35.0, 123.456, 700.0])
+    with localcontext() as ctx:
+        ctx.prec = 60
+        for e, upper in zip(eps, exp_upper(eps)):
+            assert Decimal(float(upper)) >= Decimal(float(e)).exp()
+            assert float(upper) <= np.exp(e) * (1 + 1e-15)
+    assert exp_upper([0.0])[0] == 1.0
+
+
+@pytest.mark.parametrize("name", ["categorical-chain", "bernoulli-couplet", "bernoulli-chain-6"])
+def test_shipped_max_entry_problems_carry_a_proven_bound(name):
+    result = load_problem(ROOT / "problems" / f"{name}.toml").solve()
+    assert "Charnes–Cooper" in result.solver["name"]
+    assert result.status == "optimal" and result.solver["bound_proven"] is True
+    assert result.solver["gap"] <= 1e-6
+    assert result.solver["bound"] <= result.objective
+
+
+def test_a_zero_design_has_the_trivial_bound_zero():
+    vec = np.array([0.2, 0.3, 0.5])
+    dom = Domain.from_size(3)
+    problem = Problem(inputs=dom, contexts={"a": vec, "b": vec.copy()},
+                      privacy=[ProfilePrivacy(0.1, [("a", "b")], {"a": vec, "b": vec.copy()})],
+                      objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), ["a", "b"]))
+    result = problem.solve()
+    assert result.status == "optimal" and result.objective == 0.0
+    assert result.solver["bound"] == 0.0 and result.solver["bound_proven"] is True
