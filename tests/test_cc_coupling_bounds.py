@@ -189,3 +189,108 @@ def test_a_zero_design_has_the_trivial_bound_zero():
     result = problem.solve()
     assert result.status == "optimal" and result.objective == 0.0
     assert result.solver["bound"] == 0.0 and result.solver["bound_proven"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# coupling mechanisms ("targets + expected loss")
+
+
+def design_lp(lam, mu, row_weights, loss) -> float:
+    """min Σ_x r_x Σ_y K[x, y] L[x, y] over row-stochastic K >= 0 with λK = μ, written on K
+    directly (rows with λ_x = 0 included) and solved by SciPy's HiGHS."""
+    n, m = loss.shape
+    A_eq = np.vstack([np.kron(np.eye(n), np.ones(m)), np.kron(lam, np.eye(m))])
+    res = linprog((row_weights[:, None] * loss).ravel(), A_eq=A_eq, b_eq=np.r_[np.ones(n), mu],
+                  bounds=(0, None), method="highs")
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def sparse_dist(rng, size: int) -> np.ndarray:
+    v = rng.dirichlet(np.ones(size))
+    if rng.random() < 0.5:
+        v[rng.random(size) < 0.3] = 0.0
+    return v / v.sum() if v.sum() > 0 else np.eye(size)[0]
+
+
+def random_loss(rng, n: int, m: int) -> np.ndarray:
+    """|x − y| on a line (the North-West corner route), a random non-negative matrix, or one
+    with negative entries (both through the network simplex)."""
+    kind = rng.integers(3)
+    if kind == 0:
+        return np.abs(np.subtract.outer(np.arange(n), np.arange(m))).astype(float)
+    loss = rng.random((n, m)) * 10.0 ** rng.integers(-3, 4)
+    return loss - 0.3 * loss.max() if kind == 2 else loss
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_coupling_bound_is_proven_and_meets_the_independent_design_lp(seed):
+    from mechdesign.objectives import ExpectedLoss
+    from mechdesign.privacy import Target
+
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 8)), int(rng.integers(2, 8))
+    contexts = {f"c{i}": sparse_dist(rng, n) for i in range(int(rng.integers(1, 4)))}
+    mu = sparse_dist(rng, m)
+    w = rng.random(len(contexts)) + 0.1
+    loss = random_loss(rng, n, m)
+    rows = {s: w[i] * lam for i, (s, lam) in enumerate(contexts.items())}
+    problem = Problem(Domain.from_size(n), ExpectedLoss(loss, rows), [Target(contexts, mu)],
+                      outputs=Domain.from_size(m), contexts=contexts)
+    result = problem.solve()
+    assert result.solver["name"] == "coupling" and result.status == "optimal"
+    assert result.solver["bound_proven"] is True
+    ref = sum(design_lp(contexts[s], mu, rows[s], loss) for s in contexts)
+    bound, scale = result.solver["bound"], np.abs(loss).max()
+    assert bound <= ref + 1e-9 * scale  # SciPy's HiGHS meets λK = μ to its tolerance only
+    assert ref - bound <= 1e-9 * scale
+    assert result.objective == pytest.approx(ref, rel=1e-9, abs=1e-9 * scale)
+
+
+def test_any_potentials_give_a_valid_coupling_bound():
+    """proven_context_bound is weak duality for every g: random potentials, the transport
+    potentials shifted or scaled, never exceed the independent optimum; the transport
+    potentials reach it."""
+    from mechdesign.coupling import coupling
+    from mechdesign.coupling_mechanism import proven_context_bound
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n, m = int(rng.integers(2, 7)), int(rng.integers(2, 7))
+        lam, mu, loss = sparse_dist(rng, n), sparse_dist(rng, m), random_loss(rng, n, m)
+        w = float(rng.random() + 0.5)
+        ref = design_lp(lam, mu, w * lam, loss)
+        tol = 1e-9 * max(np.abs(loss).max(), 1.0)
+        _, certificate = coupling(lam, mu, loss, return_duals=True)
+        best = proven_context_bound(lam, mu, w * lam, loss, w * certificate.v)
+        assert best <= ref + tol and ref - best <= tol
+        for g in (rng.normal(size=m) * np.abs(loss).max(), w * certificate.v + rng.normal(size=m),
+                  2 * w * certificate.v, w * certificate.v + 5.0, np.zeros(m)):
+            assert proven_context_bound(lam, mu, w * lam, loss, g) <= ref + tol
+
+
+def test_the_bound_keeps_rows_weighted_off_the_context():
+    """Row weights that only approximately equal w·λ (within the solver's 1e-12 test) and a
+    context with an input of zero mass: the bound uses the weights as given."""
+    from mechdesign.coupling_mechanism import proven_context_bound
+
+    lam, mu = np.array([0.5, 0.0, 0.5]), np.array([0.2, 0.3, 0.5])
+    loss = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)
+    rows = lam * (1 + 1e-13)
+    ref = design_lp(lam, mu, rows, loss)
+    # by hand: input 0 sends 0.2 to 0 and 0.3 to 1 (cost 0.3), input 2 keeps 0.5: W1 = 0.3
+    assert ref == pytest.approx(0.3 * (1 + 1e-13), rel=1e-12)
+    # the potentials v = (−1, 0, 1) (slope 1 along the line) scaled by the weight 1 + 1e-13:
+    # a = (0.5, 0, −0.5)·(1 + 1e-13), Σ μ g = 0.3·(1 + 1e-13)
+    bound = proven_context_bound(lam, mu, rows, loss, (1 + 1e-13) * np.array([-1.0, 0.0, 1.0]))
+    assert ref - 1e-14 <= bound <= ref  # less the round-off margins
+
+
+@pytest.mark.parametrize("name", ["coupling-fig2", "coupling-approximate", "coupling-barycenter",
+                                  "airports-coupling"])
+def test_shipped_coupling_problems_carry_a_proven_bound(name):
+    result = load_problem(ROOT / "problems" / f"{name}.toml").solve()
+    assert result.status == "optimal" and result.solver["bound_proven"] is True
+    assert result.solver["gap"] <= 1e-6 and result.solver["bound"] <= result.objective
+    if name != "coupling-barycenter":  # a free target is the general LP's
+        assert result.solver["name"] == "coupling"
