@@ -12,7 +12,7 @@ output y improves the master iff Σ_x (C[x, y] − u_x) v_x < 0 (pricing); when 
 (u) is dual feasible for the full LP, so the master value is the full LP's optimum and Σ u_x its
 dual bound.
 
-On a line (the ``absolute`` metric on 1-D points) pricing is exact and O(|X|) per column: with
+On a line (the ``absolute`` metric, or ``euclidean`` / ``manhattan``, on 1-D points) pricing is exact and O(|X|) per column: with
 v fixed to 1 at an anchor p, the cheapest continuation to the right obeys the recursion
 h_x = a_x + min(e^{−εg_x} h_{x+1}, e^{εg_x} h_{x+1}) (g_x the gap to the next point), likewise to
 the left, so min over anchors of a_p + ψ(h_{p+1}) + ψ(h'_{p−1}) is the exact minimum over Γ with
@@ -302,8 +302,8 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
 
 @register_special_solver
 def metric_line_by_rays(problem):
-    """Special solver: one ε·d-privacy notion with the ``absolute`` metric on 1-D points and an
-    expected-loss objective (per context)."""
+    """Special solver: one ε·d-privacy notion with |x − x'| on 1-D points (the ``absolute``,
+    ``euclidean`` or ``manhattan`` metric) and an expected-loss objective (per context)."""
     if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
         return None
     notion = problem.privacy[0]

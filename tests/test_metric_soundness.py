@@ -8,6 +8,7 @@ scipy.optimize.linprog (HiGHS at tight tolerances).
 
 import gc
 import math
+import pickle
 import tomllib
 import warnings
 from pathlib import Path
@@ -128,6 +129,19 @@ def test_audit_rejects_the_matrix_that_merges_coincident_points():
     ok = np.array([[0.6, 0.4], [0.6, 0.4], [0.4, 0.6]])
     assert notion.level(ok) == pytest.approx(math.log(1.5))
     assert notion.level(ok + np.array([[0.0, 0.0], [1e-12, -1e-12], [0.0, 0.0]])) == math.inf
+
+
+def test_huge_epsilon_distance_holds_for_floored_entries_but_not_for_zeros():
+    dom = Domain.from_points([[0.0], [1.0]])
+    notion = MetricPrivacy(800.0, Metric("euclidean"), dom)
+    floored = np.array([[1.0, TINY], [TINY, 1.0]])
+    assert notion.level(floored) == pytest.approx(-math.log(TINY))  # 708.4 < 800
+    assert notion.audit({"default": floored}).holds
+    assert notion.level(np.eye(2)) == math.inf  # 0 next to 1: no ε makes that private
+    repaired = notion.repair({"default": np.eye(2)})["default"]
+    np.testing.assert_array_equal(repaired, floored)
+    # such pairs are not compiled: the LP keeps only what float64 can tell apart
+    assert notion.segments().tolist() == [0, 0]
 
 
 def test_repair_ties_coincident_rows_over_all_pairs():
@@ -316,6 +330,10 @@ def test_distance_cache_follows_the_domain_object_not_its_id():
         if k % 50 == 0:
             gc.collect()
     assert len(metric._cache) <= 1  # entries leave with their domains
+    dom = Domain.from_size(5)
+    metric.distances(dom)
+    copied = pickle.loads(pickle.dumps(metric))  # caches are per process, not pickled
+    assert len(copied._cache) == 0 and copied.distances(dom).shape == (5, 5)
 
 
 def test_haversine_points_out_of_range_are_rejected():
