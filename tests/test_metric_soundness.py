@@ -129,6 +129,8 @@ def test_audit_rejects_the_matrix_that_merges_coincident_points():
     ok = np.array([[0.6, 0.4], [0.6, 0.4], [0.4, 0.6]])
     assert notion.level(ok) == pytest.approx(math.log(1.5))
     assert notion.level(ok + np.array([[0.0, 0.0], [1e-12, -1e-12], [0.0, 0.0]])) == math.inf
+    with pytest.raises(ProblemError):  # the compiled kernel must never read past the rows
+        notion.level(ok[:2])
 
 
 def test_huge_epsilon_distance_holds_for_floored_entries_but_not_for_zeros():

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..domain import Domain
+from ..errors import ProblemError
 from ..metrics import Metric, on_a_line
 from .base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
 
@@ -108,7 +109,11 @@ class MetricPrivacy(Notion):
 
         where a zero entry next to a positive one, or two coincident inputs (d = 0) with
         different rows, give +inf, and a 0 next to a 0 gives no constraint."""
-        return float(_max_level(_kernel_log(k), np.ascontiguousarray(self.distances(), dtype=float)))
+        d = np.ascontiguousarray(self.distances(), dtype=float)
+        if np.ndim(k) != 2 or np.shape(k)[0] != d.shape[0] or np.shape(k)[1] == 0:
+            raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {d.shape[0]} rows (one per "
+                               f"input) and at least one column", key="mechanism")
+        return float(_max_level(_kernel_log(k), d))
 
     def audit(self, mechs):
         achieved = max(self.level(k) for k in mechs.values())
