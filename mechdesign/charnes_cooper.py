@@ -219,7 +219,7 @@ def _pair_rows(first, second, eps, m: int, n_w: int, n_cols: int):
 _U = np.finfo(float).eps / 2
 
 
-def exp_upper(eps) -> np.ndarray:
+def exp_upper(eps: float | list[float] | np.ndarray) -> np.ndarray:
     """A float E >= e^ε for each float ε (1 exactly at ε = 0).
 
     The library exp is within one ulp; E = fl(exp(ε)·(1 + 4u)) raised by one more ulp exceeds

@@ -145,7 +145,7 @@ def test_perturbed_multipliers_still_give_valid_bounds():
                           np.where(noise < 0.5, 0.0, pi), pi + 1e3 * noise, np.zeros_like(pi)):
                 bound = bound_from_multipliers(program, other)
                 assert 0.0 <= bound <= ref * (1 + REF_SLACK)
-                assert bound <= best * (1 + 1e-12)
+                assert bound <= best + 1e-9 * ref  # the duals' own π is (near) the best
 
 
 def test_water_filling_without_multipliers_is_the_fully_capped_row():
