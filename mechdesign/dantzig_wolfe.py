@@ -295,9 +295,36 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
                 return None  # an improving direction no ray here captures: use the full LP
             # (reduced costs within 1e-9·max|C| of zero were priced as zero: the bound holds up to
             # the master LP's own dual feasibility tolerance, as any LP solver's optimum does)
-            return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
+            matrix = master.matrix()
+            true = float((cost * matrix).sum())  # the full rays' value, not the truncated master's
+            if true - bound > ACCEPT_GAP * abs(true):
+                bound = max(bound, _untruncated_bound(master, cost, pricing, cap))
+            return ContextSolution(matrix, true, min(bound, true), rounds, len(master.outputs))
         master.add(new_y, new_v)
     return None
+
+
+def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing, cap: float) -> float:
+    """The Lagrangian bound at the duals of the master's optimal basis recomputed with the full
+    rays, Bᵀu = c_B: the master drops ray entries below TRUNCATE, so when the optimum itself is
+    that small (two points at ε = 50: 1/(1 + e^50) = 1.9e-22) its duals say nothing. Any u gives a
+    valid bound Σu + capped_sum(min(0, price(C − u))); here priced exactly, with no reduced cost
+    rounded to zero. −inf when the basis is not one column per input."""
+    status = master.h.getBasis().col_status
+    basic = [t for t, s in enumerate(status) if s == highspy.HighsBasisStatus.kBasic]
+    if master.symmetry.order > 1 or len(basic) != master.n:
+        return -np.inf
+    rays = np.column_stack([master.rays[t] for t in basic])
+    c_basic = np.array([cost[:, master.outputs[t]] @ master.rays[t] for t in basic])
+    try:
+        u = np.linalg.solve(rays.T, c_basic)
+    except np.linalg.LinAlgError:
+        return -np.inf
+    if not np.all(np.isfinite(u)):
+        return -np.inf
+    priced = pricing.price(cost - u[:, None])[0]
+    bound = float(u.sum()) + capped_sum(np.minimum(priced, 0.0), cap)
+    return bound if np.isfinite(bound) else -np.inf
 
 
 @register_special_solver

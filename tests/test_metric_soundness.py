@@ -262,7 +262,8 @@ def test_two_points_at_epsilon_50_give_the_exact_optimum():
         result = _problem([[0.0], [1.0]], kind=kind, epsilon=50.0, prior=[0.5, 0.5]).solve()
         assert result.status == "optimal" and result.holds
         assert result.objective == pytest.approx(exact, rel=1e-6)
-        assert 0.0 <= result.solver["bound"] <= exact
+        assert result.solver["bound"] == pytest.approx(exact, rel=1e-6)
+        assert result.solver["bound"] <= exact * (1 + 1e-15) and exact <= result.objective * (1 + 1e-15)
 
 
 def _load(name: str, epsilon: float, **replace) -> mechdesign.Problem:
