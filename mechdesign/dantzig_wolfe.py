@@ -12,15 +12,15 @@ output y improves the master iff Σ_x (C[x, y] − u_x) v_x < 0 (pricing); when 
 (u) is dual feasible for the full LP, so the master value is the full LP's optimum and Σ u_x its
 dual bound.
 
-On a line (the ``absolute`` metric, or ``euclidean`` / ``manhattan``, on 1-D points) pricing is exact and O(|X|) per column: with
-v fixed to 1 at an anchor p, the cheapest continuation to the right obeys the recursion
-h_x = a_x + min(e^{−εg_x} h_{x+1}, e^{εg_x} h_{x+1}) (g_x the gap to the next point), likewise to
-the left, so min over anchors of a_p + ψ(h_{p+1}) + ψ(h'_{p−1}) is the exact minimum over Γ with
-one entry fixed. The master starts from the rays peaked at every point, v_x = e^{−ε|x − z|}
-(the truncated geometric mechanism's columns), each assigned to its cheapest output: by Ghosh,
-Roughgarden & Sundararajan the remapped geometric mechanism is optimal for losses monotone in
-|x − y| on unit-spaced lines, so there the first master is already optimal and pricing only
-proves it; for other priors, losses and spacings, pricing adds what is missing.
+On a line (|x − x'| on 1-D points) pricing is exact and O(|X|) per column: with v fixed to 1 at
+an anchor p, the cheapest continuation to the right obeys the recursion h_x = a_x +
+min(e^{−εg_x} h_{x+1}, e^{εg_x} h_{x+1}) (g_x the gap to the next point), likewise to the left,
+so min over anchors of a_p + ψ(h_{p+1}) + ψ(h'_{p−1}) is the exact minimum over Γ with one entry
+fixed. The master starts from the rays peaked at every point, v_x = e^{−ε|x − z|} (the truncated
+geometric mechanism's columns), each assigned to its cheapest output: by Ghosh, Roughgarden &
+Sundararajan the remapped geometric mechanism is optimal for losses monotone in |x − y| on unit-
+spaced lines, so there the first master is already optimal and pricing only proves it; for other
+priors, losses and spacings, pricing adds what is missing.
 
 The master's duals carry round-off: a reduced cost of −1e-11 on one input, multiplied by a ray
 ratio e^{εd} of e^18, would look like a real improvement. Reduced costs within 1e-9·max|C| of
@@ -30,8 +30,7 @@ K[x, y] <= 1, Σ C K >= Σ_x u_x + Σ_{x,y} min(0, a_xy − â_xy) when no ray p
 Ray entries below 1e-12 of the peak are dropped from the master LP (HiGHS ignores tiny matrix
 entries anyway), but the returned matrix is assembled from the full rays, so it lies exactly in
 the cone and the certificate's clean-up only renormalises rows that the dropped entries put
-about 1e-12 above one (no envelope repair over all pairs, which at 1600 locations would not fit
-in memory).
+about 1e-12 above one.
 """
 
 from __future__ import annotations
@@ -45,8 +44,9 @@ import numpy as np
 from .highs_model import INF, quiet_model, run_to_optimum
 from .metrics import on_a_line
 from .objectives import ExpectedLoss
+from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
-from .problem import ContextSolution, register_special_solver, solve_contexts
+from .problem import ContextSolution, register_special_solver, relative_gap, solve_contexts
 from .symmetry import Symmetry, find, trivial
 
 TRUNCATE = 1e-12
@@ -119,9 +119,8 @@ class RayMaster:
 
 
 def _psi(h: np.ndarray, down: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """min over the next entry's allowed ratios [down, up] of ratio·h: down·h for h >= 0, up·h
-    for h < 0. With ε·gap beyond the float range, down is 0 and up is inf: the value is then 0
-    or −inf (never inf·0 = NaN), and lower values only loosen the bound built on them."""
+    """min over the next entry's allowed ratios [down, up] of ratio·h (beyond the float range,
+    0 or −inf, never inf·0 = NaN: lower values only loosen the bound built on them)."""
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(h >= 0, down * np.maximum(h, 0.0), up * np.minimum(h, 0.0))
 
@@ -304,26 +303,20 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
     return None
 
 
-def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing, cap: float) -> float:
-    """The Lagrangian bound at the duals of the master's optimal basis recomputed with the full
-    rays, Bᵀu = c_B: the master drops ray entries below TRUNCATE, so when the optimum itself is
-    that small (two points at ε = 50: 1/(1 + e^50) = 1.9e-22) its duals say nothing. Any u gives a
-    valid bound Σu + capped_sum(min(0, price(C − u))); here priced exactly, with no reduced cost
-    rounded to zero. −inf when the basis is not one column per input."""
+def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing, cap: float):
+    """Σu + capped_sum(min(0, price(C − u))), a bound for any u, priced exactly at the duals of
+    the master's basis recomputed with the full rays (Bᵀu = c_B): the master's own duals say
+    nothing when the optimum is below TRUNCATE (two points at ε = 50: 1/(1 + e^50))."""
     status = master.h.getBasis().col_status
     basic = [t for t, s in enumerate(status) if s == highspy.HighsBasisStatus.kBasic]
     if master.symmetry.order > 1 or len(basic) != master.n:
         return -np.inf
     rays = np.column_stack([master.rays[t] for t in basic])
-    c_basic = np.array([cost[:, master.outputs[t]] @ master.rays[t] for t in basic])
     try:
-        u = np.linalg.solve(rays.T, c_basic)
+        u = np.linalg.solve(rays.T, [cost[:, master.outputs[t]] @ master.rays[t] for t in basic])
     except np.linalg.LinAlgError:
         return -np.inf
-    if not np.all(np.isfinite(u)):
-        return -np.inf
-    priced = pricing.price(cost - u[:, None])[0]
-    bound = float(u.sum()) + capped_sum(np.minimum(priced, 0.0), cap)
+    bound = float(u.sum()) + capped_sum(np.minimum(pricing.price(cost - u[:, None])[0], 0.0), cap)
     return bound if np.isfinite(bound) else -np.inf
 
 
@@ -573,24 +566,24 @@ def prefers_lazy_pairs(n: int, m: int, epsilon: float, distances: np.ndarray) ->
 
 @register_special_solver
 def metric_by_rays(problem):
-    """Special solver: one ε·d-privacy notion over any other metric (grids, graphs, locations)
-    with an expected-loss objective, for domains of at least GENERAL_MIN_INPUTS values. Stops
-    when the rigorous Lagrangian bound is within the problem's gap tolerance."""
+    """Special solver: one ε·d-privacy notion over any other metric with an expected-loss
+    objective, from GENERAL_MIN_INPUTS values, or fewer when some e^{εd} exceeds e^20 (the LP's
+    chains resolve entries only to 1e-15; rays are exact) and the rays close the gap. Stops when
+    the rigorous Lagrangian bound is within the problem's gap tolerance."""
     if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
         return None
-    notion = problem.privacy[0]
-    points = notion.domain.points
-    if on_a_line(notion.metric.kind, points):
-        return None  # the line has its own exact pricing
-    objective = problem.objective
-    if not isinstance(objective, ExpectedLoss) or len(problem.inputs) < GENERAL_MIN_INPUTS:
-        return None
+    notion, points = problem.privacy[0], problem.privacy[0].domain.points
+    small = len(problem.inputs) < GENERAL_MIN_INPUTS
+    steep = float(np.max(notion.epsilon * notion.d, initial=0.0)) > MAX_LOG_COEFFICIENT
+    if on_a_line(notion.metric.kind, points) or not isinstance(problem.objective, ExpectedLoss) or (
+            small and not steep):
+        return None  # the line has its own exact pricing; small problems take the plain LP
     start = time.perf_counter()
     distances = notion.metric.distances(notion.domain)
-    if prefers_lazy_pairs(len(problem.inputs), len(problem.outputs), notion.epsilon, distances):
+    if not small and prefers_lazy_pairs(len(problem.inputs), len(problem.outputs), notion.epsilon,
+                                        distances):
         return None  # mechdesign.lazy_pairs
-    pairs = (notion.i, notion.j)
-    tolerance = problem.gap_tolerance
+    pairs, tolerance = (notion.i, notion.j), problem.gap_tolerance
     # exact runs aim below the tolerance (the certificate re-measures the value); approximate
     # ones (a tolerance of 1e-4 and up) stop as soon as the bound is within 90 % of it
     gap = 0.9 * tolerance if tolerance > 10 * EXACT_GAP else max(min(tolerance / 10, 1e-6), 1e-9)
@@ -599,4 +592,9 @@ def metric_by_rays(problem):
         symmetry = find(points, distances, cost)
         return solve_metric(cost, distances, pairs, notion.epsilon, gap=gap, symmetry=symmetry)
 
-    return solve_contexts(problem, solve_one, "HiGHS Dantzig-Wolfe (cone rays)", time.perf_counter() - start)
+    found = solve_contexts(problem, solve_one, "HiGHS Dantzig-Wolfe (cone rays)",
+                           time.perf_counter() - start)
+    if found is not None and small and relative_gap(
+            problem.objective.value(found[0]), found[1]["objective"], problem.objective_scale()) > tolerance:
+        return None  # a small problem: the plain LP (whose result is certified the same way)
+    return found

@@ -262,7 +262,8 @@ def _pairs_without_intermediate(d: np.ndarray, rtol: float = 1e-12) -> tuple[np.
 def on_a_line(kind: str, points: np.ndarray | None) -> bool:
     """Whether the metric is |x − x'| on 1-D points (``euclidean`` and ``manhattan`` reduce to
     ``absolute`` in one dimension)."""
-    return kind in ("absolute", "euclidean", "manhattan") and points is not None and points.shape[1] == 1
+    one_d = points is not None and points.shape[1] == 1
+    return one_d and kind in ("absolute", "euclidean", "manhattan")
 
 
 def check_lat_lon(points: np.ndarray, key: str) -> None:
@@ -276,5 +277,6 @@ def check_lat_lon(points: np.ndarray, key: str) -> None:
     message = (f"the 'haversine' metric needs [latitude, longitude] points in degrees, latitude in "
                f"[-90, 90] and longitude in [-180, 180]; point {k} is [{lat[k]:g}, {lon[k]:g}]")
     if 90.0 < abs(lat[k]) <= 180.0:
-        message += " (its first coordinate is a valid longitude: give [latitude, longitude], not [longitude, latitude])"
+        message += (" (its first coordinate is a valid longitude: give [latitude, longitude], "
+                    "not [longitude, latitude])")
     raise ProblemError(message, key=key)

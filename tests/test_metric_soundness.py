@@ -264,6 +264,11 @@ def test_two_points_at_epsilon_50_give_the_exact_optimum():
         assert result.objective == pytest.approx(exact, rel=1e-6)
         assert result.solver["bound"] == pytest.approx(exact, rel=1e-6)
         assert result.solver["bound"] <= exact * (1 + 1e-15) and exact <= result.objective * (1 + 1e-15)
+    # in the plane the rays' entries are exact too (the plain LP resolves them only to ~1e-15)
+    plane = _problem([[0.0, 0.0], [1.0, 0.0]], epsilon=50.0, prior=[0.5, 0.5]).solve()
+    assert plane.status == "optimal" and plane.holds
+    assert plane.objective == pytest.approx(exact, rel=1e-6)
+    assert 0.0 <= plane.solver["bound"] <= exact
 
 
 def _load(name: str, epsilon: float, **replace) -> mechdesign.Problem:

@@ -111,8 +111,8 @@ class MetricPrivacy(Notion):
         different rows, give +inf, and a 0 next to a 0 gives no constraint."""
         d = np.ascontiguousarray(self.distances(), dtype=float)
         if np.ndim(k) != 2 or np.shape(k)[0] != d.shape[0] or np.shape(k)[1] == 0:
-            raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {d.shape[0]} rows (one per "
-                               f"input) and at least one column", key="mechanism")
+            raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {d.shape[0]} rows "
+                               "(one per input) and at least one column", key="mechanism")
         return float(_max_level(_kernel_log(k), d))
 
     def audit(self, mechs):
