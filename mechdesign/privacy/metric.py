@@ -211,10 +211,14 @@ def _max_level(logk: np.ndarray, d: np.ndarray) -> float:
     """max over ordered pairs x != z of max_y (logk[x,y] − logk[z,y]) / d(x,z) (0 at least);
     +inf for a positive gap at d = 0 or a zero entry next to a positive one."""
     n = logk.shape[0]
+    top, bottom = np.empty(n), np.empty(n)
+    for x in range(n):
+        top[x], bottom[x] = logk[x].max(), logk[x].min()
     worst = 0.0
     for x in range(n):
         for z in range(n):
-            if x == z:
+            # the pair cannot beat the worst level so far when even max_y − min_y cannot
+            if x == z or (d[x, z] > 0.0 and top[x] - bottom[z] <= worst * d[x, z]):
                 continue
             r = _row_gap(logk, x, z)
             if r <= 0.0:
