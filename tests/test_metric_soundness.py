@@ -157,6 +157,18 @@ def test_repair_ties_coincident_rows_over_all_pairs():
     assert all_pairs_metric_level(fixed, D) <= 1.0 + 1e-9
 
 
+def test_repair_of_a_matrix_metric_that_breaks_the_triangle_inequality():
+    D = np.array([[0.0, 1.0, 5.0, 0.0], [1.0, 0.0, 1.0, 1.0], [5.0, 1.0, 0.0, 5.0], [0.0, 1.0, 5.0, 0.0]])
+    dom = Domain.from_size(4)
+    notion = MetricPrivacy(1.5, Metric("matrix", matrix=D), dom)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        K = rng.dirichlet(np.full(3, 0.3), size=4)
+        fixed = notion.repair({"default": K})["default"]
+        assert all_pairs_metric_level(fixed, D) <= 1.5 + 1e-9
+        np.testing.assert_array_equal(fixed[0], fixed[3])
+
+
 # --- coincident and nearly coincident inputs --------------------------------------------------
 
 PRIOR = [0.2, 0.3, 0.5]

@@ -147,9 +147,9 @@ class MetricPrivacy(Notion):
         else:
             pen = self.epsilon * self.distances()
             pen = np.where(pen <= TIE_EXPONENT, 0.0, np.minimum(pen, HUGE_RATIO))
-            if self.metric.kind == "matrix":  # the metric axioms are not checked: close it
-                from scipy.sparse.csgraph import shortest_path
-                pen = shortest_path(pen, method="FW", directed=False)
+            if self.metric.kind == "matrix":  # the triangle inequality is not checked: close it
+                for z in range(pen.shape[0]):  # Floyd–Warshall (a zero distance is an edge)
+                    np.minimum(pen, pen[:, z:z + 1] + pen[z:z + 1, :], out=pen)
             out = _max_plus(np.ascontiguousarray(pen), _kernel_log(k))
             out[out <= ZERO_LOG / 2] = -np.inf
         with np.errstate(under="ignore"):
