@@ -185,8 +185,7 @@ def _line_box_minimum(a: np.ndarray, points: np.ndarray, epsilon: float) -> floa
     """min Σ a_x v_x over the line cone with 0 <= v <= 1 (an LP with |X| variables).
 
     Neighbour constraints whose coefficient e^{εg} exceeds e^20 are left out (HiGHS returns wrong
-    optima with such coefficients, DESIGN §4): a larger cone, so the value stays a valid lower
-    bound."""
+    optima with such coefficients): a larger cone, so the value stays a valid lower bound."""
     n = a.size
     step = epsilon * np.diff(points)
     keep = np.flatnonzero(step <= 20.0)
@@ -362,8 +361,8 @@ class ConePricing:
     rays violate; since fewer pairs make a larger cone, every value is a lower bound on the
     exact box minimum. The value reported is not the solver's objective but the bound its row
     duals prove (:func:`proven_box_minimum`), so the Lagrangian bound Σu + Σ_y min(0, value_y)
-    is rigorous throughout. Pairs whose coefficient
-    would exceed e^PRICING_MAX_EXPONENT are never put into the model (DESIGN §4)."""
+    is rigorous throughout. Pairs whose coefficient would exceed e^PRICING_MAX_EXPONENT are never
+    put into the model."""
 
     def __init__(self, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], epsilon: float,
                  initial: float):

@@ -47,9 +47,9 @@ class MetricPrivacy(Notion):
 
     Only the pairs of the metric's exact reduction are compiled (graph edges; neighbours on a
     line; pairs with no value strictly between): they imply all other pairs. Pairs with ε·d
-    above FLOAT_EXPONENT are left out (module docstring). A pair whose
-    coefficient e^{εd} would exceed e^20 (HiGHS returns wrong "optimal" answers with such
-    coefficients, DESIGN §4) is split exactly into a chain through k − 1 auxiliary columns,
+    above FLOAT_EXPONENT are left out (module docstring). A pair whose coefficient e^{εd} would
+    exceed e^20 (HiGHS returns wrong "optimal" answers with such coefficients) is split exactly
+    into a chain through k − 1 auxiliary columns,
     K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} <= e^20, so the LP stays exact
     and well scaled.
     """
