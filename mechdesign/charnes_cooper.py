@@ -380,7 +380,7 @@ NAME = "HiGHS (Charnes–Cooper scaled max-entry LP)"
 
 
 @register_special_solver
-def max_entry_by_scaling(problem):
+def max_entry_by_scaling(problem, limits=None):
     """Special solver: the max-off-diagonal objective under pure DistP / XDistP / profile
     privacy only (any number of notions, shared or per-context mechanisms). The bound it
     reports is proven (:func:`proven_bound`); when it is not within half the problem's gap

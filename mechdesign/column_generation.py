@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from .highs_model import INF, SolverDeclined, checked, quiet_model, record_declined, run_to_optimum
 from .objectives import ExpectedLoss
 from .privacy.ldp import LDP, links
+from .limits import Limits
 from .problem import ContextSolution, register_special_solver, solve_contexts
 
 
@@ -93,7 +94,7 @@ class LDPCone:
 
 def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
                      max_rounds: int = 10_000, initial: list[int] | None = None,
-                     reasons: list[str] | None = None) -> ContextSolution | None:
+                     reasons: list[str] | None = None, limits: Limits | None = None) -> ContextSolution | None:
     """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
 
     ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
@@ -110,14 +111,14 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     ``reasons`` given, the reason is appended to it.
     """
     try:
-        return _column_generation(cost, cone, batch, tol, max_rounds, initial)
+        return _column_generation(cost, cone, batch, tol, max_rounds, initial, limits)
     except SolverDeclined as exc:
         if reasons is not None:
             reasons.append(exc.reason)
         return None
 
 
-def _column_generation(cost, cone, batch, tol, max_rounds, initial) -> ContextSolution:
+def _column_generation(cost, cone, batch, tol, max_rounds, initial, limits=None) -> ContextSolution:
     """The loop of :func:`solve_by_columns`; raises :class:`SolverDeclined` on HiGHS trouble."""
     n, m = cost.shape
     h = quiet_model()
@@ -145,7 +146,7 @@ def _column_generation(cost, cone, batch, tol, max_rounds, initial) -> ContextSo
 
     first = [int(np.argmin(cost.sum(axis=0)))]  # one constant column: a feasible start
     add(first + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first[0]])
-    rounds, added = 0, 0
+    rounds, added, stopped = 0, 0, False
     while rounds < max_rounds:
         rounds += 1
         if not run_to_optimum(h):
@@ -168,6 +169,13 @@ def _column_generation(cost, cone, batch, tol, max_rounds, initial) -> ContextSo
             # rigorous dual bound: every column is m_y·(staircase) with m_y <= 1
             bound = float(u.sum() + np.minimum(priced, 0.0).sum())
             break
+        if limits is not None:
+            # the same Lagrangian bound holds in every round (K <= 1 caps each column's m_y)
+            bound = float(u.sum() + np.minimum(priced, 0.0).sum())
+            limits.report(NAME, rounds, value, bound)
+            if limits.expired():
+                stopped = True
+                break
         best = improving[np.argsort(priced[improving])[:batch]]
         add([int(missing[i]) for i in best])
         added = best.size
@@ -177,14 +185,14 @@ def _column_generation(cost, cone, batch, tol, max_rounds, initial) -> ContextSo
     matrix = np.zeros((n, m))
     for t, y in enumerate(chosen):
         matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
-    return ContextSolution(matrix, value, min(bound, value), rounds, len(chosen))
+    return ContextSolution(matrix, value, min(bound, value), rounds, len(chosen), stopped)
 
 
 NAME = "HiGHS column generation"
 
 
 @register_special_solver
-def ldp_by_columns(problem):
+def ldp_by_columns(problem, limits=None):
     """Special solver: ε-LDP (δ = 0) alone with an expected-loss objective, per context."""
     if len(problem.privacy) != 1 or type(problem.privacy[0]) is not LDP:
         return None
@@ -199,12 +207,12 @@ def ldp_by_columns(problem):
     reasons: list[str] = []
 
     def solve_one(key, cost):
-        found = solve_by_columns(cost, cone, initial=seeds.get(key), reasons=reasons)
+        found = solve_by_columns(cost, cone, initial=seeds.get(key), reasons=reasons, limits=limits)
         if found is not None:
             seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
         return found
 
-    solved = solve_contexts(problem, solve_one, NAME)
+    solved = solve_contexts(problem, solve_one, NAME, limits=limits)
     for reason in reasons:
         record_declined(problem, NAME, reason)
     return solved

@@ -185,7 +185,7 @@ def proven_context_bound(lam: np.ndarray, mu: np.ndarray, row_weights: np.ndarra
     return value - 6 * _U * (math.fsum(np.abs(a)) + math.fsum(np.abs(paid))) - 1e-300
 
 
-def solve_targets(problem):
+def solve_targets(problem, limits=None):
     """Special solver: "targets + expected loss" by one optimal coupling per context.
 
     min Σ_s w_s Σ_x λ_s[x] Σ_y K_s[x, y] L[x, y]  s.t.  λ_s K_s = μ  separates by context; with

@@ -320,7 +320,7 @@ def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing
 
 
 @register_special_solver
-def metric_line_by_rays(problem):
+def metric_line_by_rays(problem, limits=None):
     """Special solver: one ε·d-privacy notion with |x − x'| on 1-D points (the ``absolute``,
     ``euclidean`` or ``manhattan`` metric) and an expected-loss objective (per context)."""
     if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
@@ -564,7 +564,7 @@ def prefers_lazy_pairs(n: int, m: int, epsilon: float, distances: np.ndarray) ->
 
 
 @register_special_solver
-def metric_by_rays(problem):
+def metric_by_rays(problem, limits=None):
     """Special solver: one ε·d-privacy notion over any other metric with an expected-loss
     objective, from GENERAL_MIN_INPUTS values, or fewer when some e^{εd} exceeds e^20 (the LP's
     chains resolve entries only to 1e-15; rays are exact) and the rays close the gap. Stops when

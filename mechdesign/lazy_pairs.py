@@ -102,7 +102,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 @register_special_solver
-def metric_by_lazy_pairs(problem):
+def metric_by_lazy_pairs(problem, limits=None):
     """Special solver: one ε·d-privacy notion over a general metric (not a line, which has its
     own exact pricing) with an expected-loss objective, from GENERAL_MIN_INPUTS inputs, where
     :func:`dantzig_wolfe.prefers_lazy_pairs` says so (otherwise rays)."""

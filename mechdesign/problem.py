@@ -4,7 +4,6 @@ program, solved, and certified."""
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -13,23 +12,16 @@ import numpy as np
 
 from . import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
 from .certify import audit_all, certify, neutral_row
+from .convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from .domain import Domain
 from .errors import ProblemError
-from .conic_bound import conic_snapshot
-from .lp_bound import snapshot_from_cache
+from .limits import TIME_LIMIT, Limits, check_time_limit
 from .mechanism import Mechanism
 from .objectives import Objective
 from .privacy.base import DEFAULT, Notion
 from .result import Result
 
-SOLVERS = ("auto", "highs", "clarabel", "scs")
-#: Tight HiGHS tolerances: with them round-off gaps shrink to ~1e-9.
-HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
-CONIC_ORDER = ("CLARABEL", "SCS")
-#: Tight Clarabel tolerances: with the defaults (1e-8) a KL-DistP optimum overshoots ε by ~3e-8,
-#: beyond the audit tolerance, and the certificate must then mix in a data-independent mechanism;
-#: at 1e-10 the overshoot is ~1e-10 for ~25 % more solve time.
-CONIC_OPTIONS = {"CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}}
+
 
 
 #: Special-cased solvers (couplings, structured LPs at scale): each takes a Problem and returns
@@ -54,10 +46,13 @@ class ContextSolution:
     bound: float
     rounds: int
     columns: int
+    #: True when the solver stopped at its time limit: the matrix is its best feasible design so
+    #: far and ``bound`` the bound its duals proved then
+    stopped: bool = False
 
 
 def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], ContextSolution | None], name: str,
-                   build_seconds: float = 0.0):
+                   build_seconds: float = 0.0, limits: Limits | None = None):
     """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
     of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
     context alone; assemble (raw, info) for :meth:`Problem.finish`, or None if any key fails.
@@ -65,10 +60,11 @@ def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], Cont
     The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
     before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
     and the summed bounds are scaled back. Every ``solve_one`` in this package returns a bound
-    its duals prove, so the record says ``"bound_proven": True``."""
+    its duals prove, so the record says ``"bound_proven": True``. When any context stopped at
+    the time limit (``ContextSolution.stopped``), the status is "time-limit"."""
     start = time.perf_counter()
     scale = problem.objective.magnitude()
-    raw, bound, rounds, columns = {}, 0.0, 0, 0
+    raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
     for key in problem.keys:
         found = solve_one(key, problem.objective.cost(key) / scale)
         if found is None:
@@ -77,27 +73,13 @@ def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], Cont
         bound += found.bound
         rounds += found.rounds
         columns += found.columns
-    return raw, {"status": "optimal", "name": name, "compile_seconds": build_seconds,
-                 "solve_seconds": time.perf_counter() - start, "objective": bound * scale,
-                 "bound_proven": True, "rounds": rounds, "columns": columns}
-
-
-@dataclass
-class Program:
-    """The compiled convex program and the matrix variables, keyed like the mechanisms."""
-
-    problem: cp.Problem
-    variables: dict[str, cp.Variable]
-    linear: bool
-    build_seconds: float
-    #: A cvxpy Solver instance used in place of cp.HIGHS for LPs (None: cp.HIGHS). Sweeps set a
-    #: HiGHS interface that starts each simplex from the previous point's basis.
-    highs: object = None
-    #: the program minimises objective / scale (:meth:`Objective.magnitude`)
-    scale: float = 1.0
-    #: one data-independent design satisfies every notion (audited), so the program is feasible:
-    #: a solver's "infeasible" is then a numerical failure, never the answer
-    feasible_by_design: bool = True
+        stopped = stopped or found.stopped
+    info = {"status": TIME_LIMIT if stopped else "optimal", "name": name, "compile_seconds": build_seconds,
+            "solve_seconds": time.perf_counter() - start, "objective": bound * scale,
+            "bound_proven": True, "rounds": rounds, "columns": columns}
+    if limits is not None and limits.history:
+        info["progress"] = list(limits.history)
+    return raw, info
 
 
 @dataclass
@@ -126,6 +108,8 @@ class Problem:
     description: str = ""
     solver: str = "auto"
     gap_tolerance: float = 1e-6
+    #: seconds a solve may take (None: no limit); see :meth:`solve`
+    time_limit: float | None = None
     source: str | None = None
     extras: dict = field(default_factory=dict)
 
@@ -133,6 +117,7 @@ class Problem:
         if self.outputs is None:
             self.outputs = self.inputs
         self.solver = check_solver(self.solver)
+        self.time_limit = check_time_limit(self.time_limit, key="time_limit")
         self.privacy = list(self.privacy)
         self._validate()
 
@@ -201,27 +186,35 @@ class Problem:
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
                        feasible_by_design=self.data_independent_design_holds())
 
-    def solve(self, solver: str | None = None, verbose: bool = False) -> Result:
+    def solve(self, solver: str | None = None, verbose: bool = False, *, time_limit: float | None = None,
+              progress: Callable[[dict], None] | None = None) -> Result:
         """Compile, solve, repair and certify. Never raises for solver trouble: the status says.
 
         With the "auto" solver the special solvers are tried first, in order; what each did
         (declined, solved, or the exception it raised) is listed in the result's
         ``solver["special_solvers"]``, and an exception only moves on to the next route.
-        An unknown ``solver`` name raises ProblemError (bad input, not solver trouble)."""
+        An unknown ``solver`` name raises ProblemError (bad input, not solver trouble).
+
+        ``time_limit`` (seconds; default the problem's own ``time_limit``) bounds the solve:
+        when it is reached the result is the best design found so far, certified private, with
+        its proven bound and gap, and status "time-limit". ``progress`` is called with each
+        round an iterative solver reports (value, proven bound, gap); the rounds are kept in
+        ``solver["progress"]``."""
         chosen = check_solver(self.solver if solver is None else solver)
+        limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
         attempts: list[dict] = []
         if chosen == "auto":
             for special in SPECIAL_SOLVERS:
-                found = _try_special(special, self, attempts)
+                found = _try_special(special, self, attempts, limits)
                 if found is not None:
                     raw, info = found
                     info["special_solvers"] = attempts
-                    return self.finish(raw, info)
+                    return self.finish(raw, info, limits)
         program = self.compile(scaled=True)
-        raw, info = run_solver(program, chosen, verbose)
+        raw, info = run_solver(program, chosen, verbose, limits)
         if attempts:
             info["special_solvers"] = attempts
-        return self.finish(raw, info)
+        return self.finish(raw, info, limits)
 
     def data_independent_design(self) -> tuple[dict, list]:
         """The data-independent design (every row the notions' neutral output distribution),
@@ -247,7 +240,7 @@ class Problem:
         except Exception:  # objectives that need more than matrices (none today)
             return 1.0
 
-    def finish(self, raw: dict[str, np.ndarray] | None, info: dict) -> Result:
+    def finish(self, raw: dict[str, np.ndarray] | None, info: dict, limits: Limits | None = None) -> Result:
         """Raw solver matrices → certified, labelled result.
 
         The status is "optimal" only when every certificate line holds, the objective, a
@@ -261,11 +254,15 @@ class Problem:
         if note:
             info["privacy"] = note
         message = info.pop("message", "")
+        if limits is not None and limits.time_limit is not None:
+            info["time_limit"] = limits.time_limit
+            if limits.history and "progress" not in info:
+                info["progress"] = list(limits.history)
         if raw is None:
             if status == "infeasible" and not info.get("infeasibility_proven"):
                 status, message = "failed", f"the solver claimed infeasibility without a certificate {message}".strip()
             if status != "infeasible":
-                return self._data_independent(info, message)
+                return self._data_independent(info, message, status if status == TIME_LIMIT else "failed")
             return Result(self.name, status, self.objective.kind, None, {}, [], info, message=message)
         mechs, audits, notes = certify(self.privacy, raw)
         value = self.objective.value(mechs)
@@ -322,10 +319,17 @@ class Problem:
             return "failed", f"the returned matrix fails its audit ({bad}); it is not a valid design"
         if not np.isfinite(value):
             return "failed", f"the objective of the certified matrix is not finite ({value})"
+        gap = info.get("gap")
+        if status == TIME_LIMIT:
+            within = gap is not None and np.isfinite(gap) and gap <= self.gap_tolerance and info.get("bound_proven")
+            if within:  # the bound closed the gap in the last round before the limit
+                return "optimal", ""
+            shown = "no proven bound" if gap is None or not np.isfinite(gap) else f"proven gap {gap:.3g}"
+            return TIME_LIMIT, (f"the time limit of {info.get('time_limit', 0):g} s was reached: the best "
+                                f"design so far is certified private ({shown})")
         if needs_proof and not info.get("bound_proven"):
             return "failed", ("the mechanism is certified private but no finite lower bound on the "
                               "optimum could be proven from the solver's duals")
-        gap = info.get("gap")
         if gap is None:
             return "failed", "the mechanism is certified private but no lower bound on the optimum was reported"
         if not (np.isfinite(gap) and gap <= self.gap_tolerance):
@@ -333,16 +337,18 @@ class Problem:
                               f"exceeds the tolerance {self.gap_tolerance:g}")
         return status, ""
 
-    def _data_independent(self, info: dict, message: str) -> Result:
-        """After a solver failure: the certified data-independent design (every notion of the
-        package holds for it with zero leakage), status "failed", the solver's message kept."""
+    def _data_independent(self, info: dict, message: str, status: str = "failed") -> Result:
+        """After a solver failure (or a time limit reached before any design): the certified
+        data-independent design (every notion of the package holds for it with zero leakage),
+        status "failed" (or "time-limit"), the solver's message kept."""
         mechs, audits = self.data_independent_design()
-        text = f"the solver failed ({message or 'no solution'})"
+        text = (f"the time limit was reached before a design was found ({message or 'no solution'})"
+                if status == TIME_LIMIT else f"the solver failed ({message or 'no solution'})")
         if not all(a.holds for a in audits):
             return Result(self.name, "failed", self.objective.kind, None, {}, [], info, message=text)
         info["fallback"] = "data-independent design"
         return Result(
-            self.name, "failed", self.objective.kind, self.objective.value(mechs),
+            self.name, status, self.objective.kind, self.objective.value(mechs),
             {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
              for k, v in mechs.items()},
             audits, info, text + "; returned the certified data-independent design, which is private but "
@@ -356,13 +362,6 @@ def relative_gap(value: float, bound: float, scale: float) -> float:
     if not (np.isfinite(value) and np.isfinite(bound)):
         return float("nan")
     return float(max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300))
-
-
-def check_solver(solver) -> str:
-    """The solver name, or ProblemError naming the expected ones."""
-    if solver not in SOLVERS:
-        raise ProblemError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}", key="solve.solver")
-    return solver
 
 
 def check_prior(value, n: int, key: str) -> np.ndarray:
@@ -388,12 +387,12 @@ def privacy_note(notions: Sequence[Notion]) -> str:
     return ""
 
 
-def _try_special(special: Callable, problem: Problem, attempts: list[dict]):
+def _try_special(special: Callable, problem: Problem, attempts: list[dict], limits: Limits):
     """Run one special solver; record what it did. Exceptions other than ProblemError (bad
     input) only decline: a special solver's trouble must not stop the solve."""
     name = getattr(special, "__name__", repr(special))
     try:
-        found = special(problem)
+        found = special(problem, limits)
     except ProblemError:
         raise
     except Exception as exc:  # noqa: BLE001 — any failure of a special route falls through
@@ -402,172 +401,3 @@ def _try_special(special: Callable, problem: Problem, attempts: list[dict]):
         return None
     attempts.append({"solver": name, "outcome": "declined" if found is None else "solved"})
     return found
-
-
-#: From this many matrix entries on, HiGHS's interior point method (with crossover to a basic
-#: solution) replaces the simplex: measured on a 20-profile × 50-category profile LP, the dual
-#: simplex took 445 s against 5.3 s for IPM + crossover, for the same optimum.
-IPM_FROM_ENTRIES = 40_000
-
-
-def highs_options(program: Program) -> dict:
-    entries = sum(v.size for v in program.variables.values())
-    if entries >= IPM_FROM_ENTRIES and program.highs is None:
-        return {**HIGHS_OPTIONS, "highs_options": {"solver": "ipm"}}  # nested: "solver" clashes with cvxpy's
-    return dict(HIGHS_OPTIONS)
-
-
-#: the second attempt after HiGHS claims an always-feasible LP infeasible or unbounded:
-#: no presolve, the primal simplex (the first run used presolve and HiGHS's default strategy)
-HIGHS_RETRY = {"presolve": "off", "simplex_strategy": 4}
-
-
-def _highs(program: Program, verbose: bool, retry: bool = False):
-    if retry:
-        program.problem.solve(solver=cp.HIGHS, verbose=verbose,
-                              **{**HIGHS_OPTIONS, "highs_options": dict(HIGHS_RETRY)})
-    else:
-        program.problem.solve(solver=program.highs or cp.HIGHS, verbose=verbose, **highs_options(program))
-
-
-def _conic(name: str) -> Callable:
-    def run(program: Program, verbose: bool, retry: bool = False):
-        program.problem.solve(solver=name, verbose=verbose, **CONIC_OPTIONS.get(name, {}))
-    return run
-
-
-SOLVER_TROUBLE = (cp.SolverError, ValueError, ArithmeticError, RuntimeError, MemoryError)
-
-
-def _run_once(program: Program, name: str, verbose: bool, retry: bool, info: dict) -> str | None:
-    """One solver run; records times and the solver's status in ``info``. Returns an error
-    message when the solver raised, else None."""
-    prob = program.problem
-    start = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            (_highs if name == "HIGHS" else _conic(name))(program, verbose, retry)
-    except ProblemError:
-        raise
-    except SOLVER_TROUBLE as exc:
-        return f"{name}: {type(exc).__name__}: {exc}"
-    elapsed = time.perf_counter() - start
-    stats = prob.solver_stats
-    solve_s = stats.solve_time if stats and stats.solve_time is not None else None
-    compile_s = getattr(prob, "compilation_time", None)
-    info.update({
-        "name": name,
-        "compile_seconds": program.build_seconds + (compile_s or 0.0),
-        "solve_seconds": solve_s if solve_s is not None else elapsed - (compile_s or 0.0),
-        "solver_status": prob.status,
-    })
-    return None
-
-
-def _lp_snapshot(program: Program, retry: bool):
-    prob = program.problem
-    key = "HIGHS" if retry or program.highs is None else program.highs.name()
-    entry = (getattr(prob, "_solver_cache", None) or {}).get(key)
-    value = prob.value if prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) else None
-    return None if entry is None else snapshot_from_cache(entry, value)
-
-
-def _conic_dual_bound(program: Program, name: str) -> float | None:
-    """The conic solver's dual objective (program units), if it reports one."""
-    prob = program.problem
-    try:
-        if name == "CLARABEL":
-            sol = prob._solver_cache["CLARABEL"].get_solution()
-            primal, dual = sol.obj_val, sol.obj_val_dual
-        else:
-            found = prob.solver_stats.extra_stats["info"]
-            primal, dual = found["pobj"], found["dobj"]
-        bound = float(prob.value) - float(primal) + float(dual)
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return None
-    return bound if np.isfinite(bound) else None
-
-
-def _claims_no_optimum(program: Program, name: str, verbose: bool, info: dict, messages: list) -> bool:
-    """After an "infeasible" or "unbounded" verdict. For an always-feasible program (one
-    data-independent design satisfies every notion) or an unbounded claim (the objectives are
-    bounded on row-stochastic matrices) it is a numerical failure: an LP is solved once more
-    with other settings, and True is returned if that found an optimum. For other programs, an LP's infeasibility is
-    reported ("infeasible" in ``info``) only when the solver's dual ray is a Farkas
-    certificate on the data (:meth:`LPSnapshot.proves_infeasible`)."""
-    prob = program.problem
-    verdict = prob.status
-    if name != "HIGHS":
-        messages.append(f"{name}: claimed {verdict}, not checked")
-        return False
-    for retry in (False, True):
-        if retry:
-            error = _run_once(program, name, verbose, True, info)
-            if error is None and prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                info["retried"] = f"{verdict} at first; solved again with {HIGHS_RETRY}"
-                return True
-            if error is not None:
-                break
-        if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not program.feasible_by_design:
-            snapshot = _lp_snapshot(program, retry)
-            if snapshot is not None and snapshot.proves_infeasible():
-                info.update({"status": "infeasible", "infeasibility_proven": True})
-                return False
-    why = ("the problem is feasible by construction (a data-independent design satisfies every notion)"
-           if program.feasible_by_design else "no certificate confirms it")
-    messages.append(f"{name}: claimed {verdict}, but {why}")
-    return False
-
-
-def run_solver(program: Program, solver: str, verbose: bool = False):
-    """Run the solver(s); returns (raw matrices or None, info dict with status and times).
-
-    Values and bounds are in the objective's units (the program minimises objective /
-    ``program.scale``). After an optimum, info["_lp"] holds the standard-form data and duals
-    for :meth:`Problem.finish` to prove a bound (:mod:`lp_bound`, :mod:`conic_bound`), and
-    info["objective"] the solver's own value (a conic solver's dual objective)."""
-    order = _solver_order(program, check_solver(solver))
-    info: dict = {"compile_seconds": program.build_seconds}
-    messages: list[str] = []
-    for name in order:
-        error = _run_once(program, name, verbose, False, info)
-        if error is not None:
-            messages.append(error)
-            continue
-        prob = program.problem
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
-                if not _claims_no_optimum(program, name, verbose, info, messages):
-                    if info.get("status") == "infeasible":
-                        return None, info
-                    continue
-        values = {k: v.value for k, v in program.variables.items()}
-        if prob.value is None or any(v is None for v in values.values()):
-            messages.append(f"{name}: status {prob.status}, no solution")
-            continue
-        info["objective"] = float(prob.value) * program.scale
-        if name == "HIGHS":
-            snapshot = _lp_snapshot(program, "retried" in info)
-            if snapshot is not None:
-                info["_lp"] = (snapshot, program.scale)
-        else:
-            dual = _conic_dual_bound(program, name)
-            info["objective"] = dual * program.scale if dual is not None else info["objective"]
-            snapshot = conic_snapshot(prob, name)
-            if snapshot is not None:
-                info["_lp"] = (snapshot, program.scale)
-        info["status"] = "optimal"
-        return values, info
-    info.update({"status": "failed", "message": "; ".join(messages) or "no solver produced a solution"})
-    info.setdefault("name", order[-1])
-    return None, info
-
-
-def _solver_order(program: Program, solver: str) -> list[str]:
-    if solver == "auto":
-        return ["HIGHS"] if program.linear else list(CONIC_ORDER)
-    if solver == "highs" and not program.linear:
-        raise ProblemError("the 'highs' solver handles linear programs only; this problem is conic",
-                           key="solve.solver")
-    return [solver.upper()]

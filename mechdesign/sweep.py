@@ -23,7 +23,8 @@ from cvxpy.reductions.solvers.conic_solvers.conic_solver import dims_to_solver_d
 from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHighs
 
 from .errors import ProblemError
-from .problem import SPECIAL_SOLVERS, Problem, run_solver
+from .convex_route import run_solver
+from .problem import SPECIAL_SOLVERS, Problem
 from .result import Result
 
 _COMPILES = 0

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Metric, Problem, lazy_pairs
-from mechdesign import problem as problem_module
+from mechdesign import convex_route as problem_module
 from mechdesign.highs_model import quiet_model
 from mechdesign.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
 from mechdesign.objectives import ExpectedLoss, WorstCaseLoss

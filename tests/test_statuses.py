@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from mechdesign import Domain, Problem
+from mechdesign import convex_route
 from mechdesign import problem as problem_module
 from mechdesign.errors import ProblemError
 from mechdesign.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
@@ -55,7 +56,7 @@ def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
 
 def claim(status, times=None):
     """Replace the HiGHS call so that it reports ``status`` (the first ``times`` calls, or all)."""
-    real = problem_module._highs
+    real = convex_route._highs
     calls = []
 
     def fake(program, verbose, retry=False):
@@ -71,7 +72,7 @@ def claim(status, times=None):
 
 def test_spurious_infeasibility_is_retried(monkeypatch):
     fake, calls = claim(cp.INFEASIBLE, times=1)
-    monkeypatch.setattr(problem_module, "_highs", fake)
+    monkeypatch.setattr(convex_route, "_highs", fake)
     result = small_ldp().solve()
     assert calls == [False, True]
     assert result.status == "optimal"
@@ -80,7 +81,7 @@ def test_spurious_infeasibility_is_retried(monkeypatch):
 
 def test_persistent_infeasibility_of_a_package_notion_is_a_failure(monkeypatch):
     fake, calls = claim(cp.INFEASIBLE)
-    monkeypatch.setattr(problem_module, "_highs", fake)
+    monkeypatch.setattr(convex_route, "_highs", fake)
     problem = small_ldp()
     result = problem.solve()
     assert result.status == "failed"
@@ -93,7 +94,7 @@ def test_persistent_infeasibility_of_a_package_notion_is_a_failure(monkeypatch):
 
 def test_spurious_unboundedness_is_a_failure(monkeypatch):
     fake, _ = claim(cp.UNBOUNDED)
-    monkeypatch.setattr(problem_module, "_highs", fake)
+    monkeypatch.setattr(convex_route, "_highs", fake)
     result = small_ldp().solve()
     assert result.status == "failed" and result.holds
 
@@ -124,7 +125,7 @@ def test_user_notion_infeasibility_is_proven_by_farkas():
 
 def test_infeasibility_claim_without_certificate_is_not_reported(monkeypatch):
     fake, _ = claim(cp.INFEASIBLE)
-    monkeypatch.setattr(problem_module, "_highs", fake)
+    monkeypatch.setattr(convex_route, "_highs", fake)
     problem = small_ldp()
     problem.privacy.append(FirstEntryAtLeast(0.5))  # feasible: no Farkas certificate exists
     result = problem.solve()
@@ -134,7 +135,7 @@ def test_infeasibility_claim_without_certificate_is_not_reported(monkeypatch):
 
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), ValueError("bad"), ArithmeticError("nan"), MemoryError()])
 def test_special_solver_exceptions_fall_through(monkeypatch, exc):
-    def broken(problem):
+    def broken(problem, limits=None):
         raise exc
 
     monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [broken, *problem_module.SPECIAL_SOLVERS])
@@ -149,7 +150,7 @@ def test_declining_special_solver_is_recorded(monkeypatch):
     class SolverDeclined(Exception):
         pass
 
-    def declines(problem):
+    def declines(problem, limits=None):
         raise SolverDeclined("too large")
 
     monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [declines])
@@ -273,7 +274,7 @@ def test_other_arguments_are_checked():
 
 
 def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
-    def claims_infeasible(problem):
+    def claims_infeasible(problem, limits=None):
         return None, {"status": "infeasible", "name": "claims", "message": "(no reason)"}
 
     monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [claims_infeasible])
