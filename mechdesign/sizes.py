@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from decimal import Decimal
 
 from .errors import ProblemError
 
@@ -71,20 +72,27 @@ def _count(table) -> tuple[int, str] | None:
     if not isinstance(table, dict):
         return None
     if "size" in table:
-        n = table["size"]
-        return (n, "size") if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+        n = _whole(table["size"])
+        return (n, "size") if n is not None else None
     if "grid" in table:
         grid = table["grid"]
         if not isinstance(grid, dict):
             return None
-        rows, cols = grid.get("rows"), grid.get("cols")
-        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (rows, cols)):
-            return rows * cols, "grid"
-        return None
+        rows, cols = _whole(grid.get("rows")), _whole(grid.get("cols"))
+        return (rows * cols, "grid") if rows is not None and cols is not None else None
     for key in ("points", "labels"):
         if isinstance(table.get(key), list):
             return len(table[key]), key
     return None
+
+
+def _whole(value) -> int | None:
+    """A positive whole number (``1e308`` included, as the domain parser accepts it), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if value > 0 else None
 
 
 def _listed_pairs(data: dict) -> int:
@@ -129,4 +137,6 @@ def check_design_size(data: dict, file: str | None = None, memory: int | None = 
 
 
 def _gib(n: int) -> str:
-    return f"{n / 2**30:.3g} GiB"
+    if n < 2**1000:
+        return f"{n / 2**30:.3g} GiB"
+    return f"{Decimal(n) / 2**30:.3g} GiB"  # a float would overflow

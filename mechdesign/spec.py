@@ -591,6 +591,8 @@ def load_problem(path: str | Path) -> Problem:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProblemError(f"not valid TOML: {exc}", file=file)
+    except RecursionError:
+        raise ProblemError("not readable TOML: arrays or tables nested too deeply", file=file)
     return problem_from_dict(data, file=file)
 
 

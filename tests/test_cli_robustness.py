@@ -137,6 +137,10 @@ def test_a_problem_over_the_memory_bound_is_refused_before_allocation():
         check_design_size(data, "f.toml", memory=memory)
     assert info.value.key == "inputs.size"
     assert "101 inputs x 101 outputs" in str(info.value) and "at most 100 inputs" in str(info.value)
+    for size in (1e308, 10**400):  # a whole-number float, an integer beyond any float
+        with pytest.raises(ProblemError) as info:
+            check_design_size({"inputs": {"size": size}}, "f.toml", memory=memory)
+        assert info.value.key == "inputs.size" and "GiB" in str(info.value)
     grid = {"inputs": {"grid": {"rows": 10, "cols": 10}}, "outputs": {"size": 50}}
     with pytest.raises(ProblemError) as info:
         check_design_size(grid, "f.toml", memory=8 * 3 * 100 * 49)

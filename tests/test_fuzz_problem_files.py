@@ -174,6 +174,8 @@ def mutants(path: Path, seed: int) -> list[tuple[str, str]]:
         parent[k][0] = nasty[2]
         out.append((f"label {nasty[2]!r}", dumps(m)))
     out.append(("byte-order mark", "\ufeff" + text))
+    depth = rng.choice([100_000, 3_000])
+    out.append((f"nesting {depth} deep", f"{text}\nextra = {'[' * depth}{']' * depth}\n"))
     for entry in data.get("privacy", []):                      # a self-pair
         for k in ("pairs", "edges", "adjacency"):
             if isinstance(entry.get(k), list):
@@ -182,7 +184,7 @@ def mutants(path: Path, seed: int) -> list[tuple[str, str]]:
                     if isinstance(e.get(k), list):
                         e[k] = [[e[k][0][0], e[k][0][0]]]
                 out.append((f"self-pair in {k}", dumps(m)))
-    for size in (10**12, 10**9, 10**6):                        # absurd sizes
+    for size in (10**12, 10**9, 10**6, 1e308):                 # absurd sizes
         m = _copy(data)
         m["inputs"] = {"size": size}
         m.pop("outputs", None)
@@ -203,8 +205,8 @@ def _ids(case):
 def _check_error(exc: ProblemError, label: str) -> None:
     msg = str(exc)
     assert "\n" not in msg, msg
-    if label.startswith("truncate"):
-        assert exc.key or "TOML" in msg, msg       # broken TOML names the line and column
+    if label.startswith(("truncate", "nesting")):
+        assert exc.key or "TOML" in msg, msg       # broken TOML: the file, line and column
     else:
         assert exc.key, f"no key named: {msg}"
 
