@@ -24,7 +24,8 @@ from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHi
 
 from .errors import ProblemError
 from .convex_route import run_solver
-from .problem import SPECIAL_SOLVERS, Problem
+from .limits import Limits
+from .problem import SPECIAL_SOLVERS, Problem, _try_special
 from .result import Result
 
 _COMPILES = 0
@@ -188,19 +189,24 @@ def _structure(notions, epsilon: float) -> tuple:
     return tuple(sig)
 
 
-def _special(problem: Problem):
+def _special(problem: Problem, limits: Limits):
+    """The first special solver that solves the problem (exceptions only decline, as in
+    :meth:`Problem.solve`); (raw, info) with the attempts recorded, or None."""
     if problem.solver != "auto":
         return None
+    attempts: list[dict] = []
     for special in SPECIAL_SOLVERS:
-        found = special(problem)
+        found = _try_special(special, problem, attempts, limits)
         if found is not None:
+            found[1]["special_solvers"] = attempts
             return found
     return None
 
 
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
           baselines: Sequence[str] = (), calibrate: bool = True, use_special: bool = True,
-          progress: Callable[[int, int, SweepPoint], None] | None = None) -> SweepResult:
+          progress: Callable[[int, int, SweepPoint], None] | None = None,
+          time_limit: float | None = None) -> SweepResult:
     """Solve ``problem`` at each ε of ``epsilons`` (every notion with an ε gets the value).
 
     The program is compiled once, parametrically, and re-targeted at each ε. Points where a
@@ -214,7 +220,8 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
     Special-cased solvers (couplings, LDP column generation, ...) are used per point when they
     apply, exactly as ``Problem.solve`` does; no program is compiled then. ``use_special=False``
     forces the compiled program instead. ``baselines`` are evaluated at each ε (calibrated to
-    the problem's constraints unless ``calibrate`` is False).
+    the problem's constraints unless ``calibrate`` is False). ``time_limit`` (seconds; default
+    the problem's own) bounds each point's solve as in :meth:`Problem.solve`.
     """
     global _COMPILES
     from .compare import baseline_row, parse_baselines
@@ -237,7 +244,8 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
             t0 = time.perf_counter()
             e = float(e)
             structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
-            found = _special(problem) if use_special else None
+            limits = Limits(problem.time_limit if time_limit is None else time_limit)
+            found = _special(problem, limits) if use_special else None
             warm = False
             if found is not None:
                 raw, info = found
@@ -260,7 +268,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
                     n.__dict__["_params"] = p if p is not None else {}
                     n.parametric = True
                     n.set_epsilon(e)  # updates this program's Parameters only
-                raw, info = run_solver(program, problem.solver)
+                raw, info = run_solver(program, problem.solver, limits=limits)
                 cache = getattr(program.problem, "_cache", None)
                 if cache is not None and cache.param_prog is not None:
                     canon.add(id(cache.param_prog))
@@ -268,7 +276,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
                     sc = getattr(program.problem, "_solver_cache", {}) or {}
                     cached = sc.get(program.highs.name())
                     warm = bool(cached and cached[2].get("warm"))
-            result = problem.finish(raw, info)
+            result = problem.finish(raw, info, limits)
             point = SweepPoint(e, result, time.perf_counter() - t0, warm)
             for name in names:
                 row = baseline_row(problem, name, e, calibrated=calibrate)

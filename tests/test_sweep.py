@@ -137,7 +137,7 @@ def test_a_sweep_crossing_the_coefficient_limit_compiles_once_per_program_shape(
 def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeypatch):
     calls = []
 
-    def special(problem):  # a stand-in special solver: k-ary RR is optimal for this problem
+    def special(problem, limits=None):  # a stand-in special solver: k-ary RR is optimal for this problem
         if problem.name != "special-rr":
             return None
         eps = problem.privacy[0].epsilon

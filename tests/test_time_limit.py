@@ -1,0 +1,69 @@
+"""Anytime solves: a time limit returns the best design so far, certified private, with a
+proven bound no larger than the true optimum, and status time-limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.domain import Domain
+from mechdesign.errors import ProblemError
+from mechdesign.limits import Limits
+from mechdesign.metrics import Metric
+from mechdesign.objectives import ExpectedLoss
+from mechdesign.privacy import LDP, MetricPrivacy
+from mechdesign.problem import Problem
+from mechdesign.sweep import sweep
+
+
+def ldp_problem(k: int = 400, eps: float = 0.5, **kw) -> Problem:
+    dom = Domain.from_size(k)
+    x = np.arange(k, dtype=float)
+    prior = np.random.default_rng(3).dirichlet(np.ones(k))
+    return Problem(inputs=dom, privacy=[LDP(eps)],
+                   objective=ExpectedLoss((x[:, None] - x[None, :]) ** 2, {"default": prior}), **kw)
+
+
+def test_column_generation_stopped_early_is_certified_with_a_valid_bound():
+    exact = ldp_problem().solve()
+    assert exact.status == "optimal"
+    seen = []
+    stopped = ldp_problem().solve(time_limit=1e-4, progress=seen.append)
+    assert stopped.status == "time-limit" and stopped.holds
+    assert "time limit" in stopped.message
+    bound = stopped.solver["bound"]
+    assert bound <= exact.objective * (1 + 1e-9)
+    assert stopped.objective >= exact.objective * (1 - 1e-9)
+    assert stopped.solver["gap"] > 1e-6  # stopped before the proof, and says so
+    assert seen and seen == stopped.solver["progress"]
+    assert {"solver", "round", "value", "bound", "gap", "seconds"} <= set(seen[0])
+
+
+def test_a_generous_limit_changes_nothing():
+    result = ldp_problem(k=60).solve(time_limit=600)
+    assert result.status == "optimal" and result.solver["time_limit"] == 600
+
+
+def test_general_route_out_of_time_returns_the_certified_data_independent_design():
+    dom, metric = Domain.from_size(40), Metric("absolute")
+    problem = Problem(inputs=dom, privacy=[MetricPrivacy(0.3, metric, dom)], solver="highs",
+                      objective=ExpectedLoss(metric.distances(dom), {"default": np.full(40, 1 / 40)}))
+    result = problem.solve(time_limit=1e-9)
+    assert result.status == "time-limit" and result.holds
+    k = result.mechanisms["default"].matrix
+    np.testing.assert_allclose(k, np.tile(k[0], (40, 1)))  # reveals nothing: every row the same
+
+
+def test_the_problems_own_limit_is_the_default_and_is_validated():
+    assert ldp_problem(time_limit=1e-4).solve().status == "time-limit"
+    for bad in (0, -1.0, float("nan"), "10", True):
+        with pytest.raises(ProblemError, match="seconds"):
+            ldp_problem(time_limit=bad)
+    with pytest.raises(ProblemError):
+        Limits(-3)
+
+
+def test_sweep_applies_the_limit_to_each_point():
+    result = sweep(ldp_problem(), [0.5, 1.0], time_limit=1e-4)
+    assert [p.result.status for p in result.points] == ["time-limit", "time-limit"]
+    assert all(p.result.holds for p in result.points)
