@@ -450,7 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "the extension names the format: png, pdf, svg, ...)")
     p.set_defaults(run=cmd_solve)
 
-    p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints")
+    p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints",
+                       epilog=EPILOG)
     p.add_argument("mechanism", help="JSON: a solve result, or an object with 'matrix' (and labels)")
     p.add_argument("--problem", required=True, help="problem file whose constraints to check")
     p.add_argument("--exact", action="store_true",
@@ -458,7 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_audit)
 
-    p = sub.add_parser("compare", help="the optimal design next to baselines: objective, privacy, estimation error")
+    p = sub.add_parser("compare", help="the optimal design next to baselines: objective, privacy, estimation error",
+                       epilog=EPILOG)
     p.add_argument("file", help="problem file (TOML)")
     p.add_argument("--baselines", metavar="NAMES",
                    help="comma-separated: krr, geometric, exponential, planar-laplace, planar-geometric, rappor, "
@@ -477,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
     p.set_defaults(run=cmd_compare)
 
-    p = sub.add_parser("sweep", help="solve across ε (compiled once) and draw the privacy-utility curve")
+    p = sub.add_parser("sweep", help="solve across ε (compiled once) and draw the privacy-utility curve",
+                       epilog=EPILOG)
     p.add_argument("file", help="problem file (TOML)")
     p.add_argument("--epsilon", required=True, metavar="START:STOP:COUNT", help="e.g. 0.1:2:20")
     p.add_argument("--plot", metavar="PNG", help="objective against ε with the baselines' curves (needs matplotlib)")
