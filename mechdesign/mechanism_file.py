@@ -52,8 +52,8 @@ def read_mechanisms(path: str | Path, inputs: Domain, outputs: Domain) -> dict[s
         if isinstance(data, dict) and "mechanisms" in data:
             table = data["mechanisms"]
             if not isinstance(table, dict) or not table:
-                raise ProblemError("expected a non-empty object mapping each context to a mechanism",
-                                   key="mechanisms")
+                raise ProblemError("expected a non-empty object mapping each context to a "
+                                   "mechanism", key="mechanisms")
             return {str(name): mechanism_matrix(entry, inputs, outputs, f"mechanisms.{name}")
                     for name, entry in table.items()}
         if isinstance(data, dict) and "matrix" in data:
@@ -67,7 +67,8 @@ def mechanism_matrix(entry, inputs: Domain, outputs: Domain, key: str) -> np.nda
     """One mechanism object's matrix, rows and columns in the order of ``inputs``/``outputs``."""
     at = f"{key}." if key else ""
     if not isinstance(entry, dict):
-        raise ProblemError("expected an object with 'matrix' (and 'inputs', 'outputs')", key=key or None)
+        raise ProblemError("expected an object with 'matrix' (and 'inputs', 'outputs')",
+                           key=key or None)
     k = _numbers(entry.get("matrix"), f"{at}matrix")
     rows = _order(entry.get("inputs"), inputs, k.shape[0], f"{at}inputs", "inputs", "rows")
     cols = _order(entry.get("outputs"), outputs, k.shape[1], f"{at}outputs", "outputs", "columns")
@@ -81,11 +82,13 @@ def mechanism_matrix(entry, inputs: Domain, outputs: Domain, key: str) -> np.nda
 def _numbers(value, key: str) -> np.ndarray:
     """A non-empty list of equal-length non-empty lists of finite JSON numbers, as float64."""
     if not isinstance(value, list) or not value:
-        raise ProblemError(f"expected a matrix (a non-empty list of rows), got {_kind(value)}", key=key)
+        raise ProblemError(f"expected a matrix (a non-empty list of rows), got {_kind(value)}",
+                           key=key)
     width = None
     for i, row in enumerate(value):
         if not isinstance(row, list) or not row:
-            raise ProblemError(f"row {i} must be a non-empty list of numbers, got {_kind(row)}", key=key)
+            raise ProblemError(f"row {i} must be a non-empty list of numbers, got {_kind(row)}",
+                               key=key)
         if width is None:
             width = len(row)
         elif len(row) != width:
@@ -103,7 +106,8 @@ def _order(labels, domain: Domain, n: int, key: str, what: str, axis: str) -> np
     """For each of the problem's values (in its order), the index of its row/column in the file."""
     if labels is None:
         if n != len(domain):
-            raise ProblemError(f"the matrix has {n} {axis}, the problem has {len(domain)} {what}", key=key)
+            raise ProblemError(f"the matrix has {n} {axis}, the problem has {len(domain)} {what}",
+                               key=key)
         return np.arange(n)
     if not isinstance(labels, list):
         raise ProblemError(f"expected a list of {what} labels, got {_kind(labels)}", key=key)

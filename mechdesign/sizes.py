@@ -44,7 +44,8 @@ def machine_memory() -> int | None:
     return total if total > 0 else None
 
 
-def design_bytes(n_in: int, n_out: int, contexts: int = 1, metric: bool = False, pairs: int = 0) -> int:
+def design_bytes(n_in: int, n_out: int, contexts: int = 1, metric: bool = False,
+                 pairs: int = 0) -> int:
     """The lower bound ``8 · (3·C·|X|·|Y| + [metric]·|X|² + 2·P·|Y|)`` in bytes (exact integers)."""
     entries = COPIES * contexts * n_in * n_out + (n_in * n_in if metric else 0) + 2 * pairs * n_out
     return BYTES_PER_ENTRY * entries
@@ -131,8 +132,9 @@ def check_design_size(data: dict, file: str | None = None, memory: int | None = 
     largest = largest_square(limit, contexts, metric, pairs)
     where = "this machine has" if known is not None else "assuming (memory unknown)"
     raise ProblemError(
-        f"{inputs[0]:,} inputs x {outputs[0]:,} outputs need at least {_gib(need)} of memory by the rule "
-        f"{RULE}; {where} {_gib(limit)}, enough for at most {largest:,} inputs x {largest:,} outputs "
+        f"{inputs[0]:,} inputs x {outputs[0]:,} outputs need at least {_gib(need)} of memory by "
+        f"the rule {RULE}; {where} {_gib(limit)}, enough for at most {largest:,} inputs x "
+        f"{largest:,} outputs "
         "under this rule", file=file, key=key)
 
 

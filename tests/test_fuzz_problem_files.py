@@ -195,7 +195,8 @@ def mutants(path: Path, seed: int) -> list[tuple[str, str]]:
     return out
 
 
-CASES = [(p, label, text) for i, p in enumerate(PROBLEMS) for label, text in mutants(p, seed=1000 + i)]
+CASES = [(p, label, text) for i, p in enumerate(PROBLEMS)
+         for label, text in mutants(p, seed=1000 + i)]
 
 
 def _ids(case):
