@@ -31,9 +31,27 @@ from .spec import load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 EXIT_PIPE = 141  # 128 + SIGPIPE: stdout was closed early (``mechdesign solve ... | head``)
-EPILOG = ("exit status: 0 optimal (or the audit holds), 1 otherwise, 2 bad problem file or usage, "
+EPILOG = ("exit status: 0 optimal (or the audit holds), 1 otherwise (time-limit included), "
+          "2 bad problem file or usage, "
           "141 stdout closed early (a pipe such as '| head'), 143 SIGTERM while writing a file")
 BASELINES = ("krr",)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _time_limit_option(parser, what: str) -> None:
+    parser.add_argument("--time-limit", type=_seconds, metavar="SECONDS",
+                        help=f"bound {what}: when reached, the best design so far is returned, certified "
+                             "private, with its proven bound and gap, and status time-limit (exit 1); "
+                             "default: the problem file's [solve] time_limit, else none")
 
 
 def _baseline(problem, name: str) -> dict:
@@ -99,12 +117,28 @@ class _Writes:
         return bool(self.errors)
 
 
+def _solve_with_progress(problem, args, console: Console):
+    """Solve with the command line's time limit; the spinner shows each round the iterative
+    solvers report (value, proven bound, gap), and ``--verbose`` prints them as they come."""
+    if args.json:
+        return problem.solve(time_limit=args.time_limit, verbose=args.verbose)
+    title = f"solving {plain(problem.name)}"
+    with console.status(title + " ...", spinner="dots") as status:
+        def show(entry: dict) -> None:
+            gap = "-" if entry["gap"] is None else f"{entry['gap']:.2e}"
+            line = (f"{plain(entry['solver'])} round {entry['round']}: value {entry['value']:.10g}, "
+                    f"proven bound {entry['bound']:.10g}, gap {gap} ({entry['seconds']:g} s)")
+            status.update(f"{title}: {line}")
+            if args.verbose:
+                console.print(line, highlight=False)
+        return problem.solve(time_limit=args.time_limit, verbose=args.verbose, progress=show)
+
+
 def cmd_solve(args, console: Console) -> int:
     problem = load_problem(args.file)
     _check_paths(args)
     extra = [_baseline(problem, b) for b in (args.baseline or [])]
-    with console.status(f"solving {plain(problem.name)} ...", spinner="dots") if not args.json else _Null():
-        result = problem.solve()
+    result = _solve_with_progress(problem, args, console)
     if extra:
         result.extra["baselines"] = extra
     writes = _Writes()
@@ -273,7 +307,7 @@ def cmd_sweep(args, console: Console) -> int:
     _check_paths(args)  # also fails fast (exit 2) when --plot is given and matplotlib is missing
     sweepable(problem)
     if args.json:
-        result = sweep(problem, epsilons, baselines=names, calibrate=not args.native)
+        result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, time_limit=args.time_limit)
     else:
         from rich.progress import (
             BarColumn,
@@ -289,7 +323,8 @@ def cmd_sweep(args, console: Console) -> int:
 
             def advance(i, n, point):
                 bar.update(task, completed=i, description=f"{plain(problem.name)} (ε = {point.epsilon:.4g})")
-            result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, progress=advance)
+            result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, progress=advance,
+                           time_limit=args.time_limit)
     data = result.to_dict()
     writes = _Writes()
     wrote_out = bool(args.out) and writes.run("--out", args.out, lambda: write_json_atomic(args.out, data))
@@ -448,6 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also evaluate a baseline at the same ε (krr)")
     p.add_argument("--plot", metavar="PNG", help="draw the mechanism as a heat map (one per context; needs matplotlib; "
                    "the extension names the format: png, pdf, svg, ...)")
+    _time_limit_option(p, "the solve")
+    p.add_argument("--verbose", action="store_true",
+                   help="print the solver's log and each round of the iterative solvers (value, proven bound, gap)")
     p.set_defaults(run=cmd_solve)
 
     p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints",
@@ -488,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--native", action="store_true", help="baselines at the swept ε in their own notion")
     p.add_argument("--json", action="store_true", help="print the sweep as JSON")
     p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
+    _time_limit_option(p, "each point's solve")
     p.set_defaults(run=cmd_sweep)
 
     p = sub.add_parser("bench", help="benchmark suites: the papers' experiments, peers, scale (JSON + PNG)")

@@ -40,6 +40,9 @@ class Limits:
     progress: Callable[[dict], None] | None = None
     start: float = field(default_factory=time.perf_counter)
     history: list[dict] = field(default_factory=list)
+    #: the unit of the values solvers report: a solver working on costs divided by s reports
+    #: value / s, and the log shows value (set by whoever scales the costs)
+    scale: float = 1.0
 
     def __post_init__(self):
         self.time_limit = check_time_limit(self.time_limit)
@@ -61,8 +64,8 @@ class Limits:
         gap = None
         if bound is not None and math.isfinite(value) and math.isfinite(bound):
             gap = max(value - bound, 0.0) / max(abs(value), 1e-300)
-        entry = {"solver": solver, "round": int(iteration), "value": float(value),
-                 "bound": None if bound is None else float(bound), "gap": gap,
+        entry = {"solver": solver, "round": int(iteration), "value": float(value) * self.scale,
+                 "bound": None if bound is None else float(bound) * self.scale, "gap": gap,
                  "seconds": round_seconds(self.elapsed())}
         self.history.append(entry)
         if self.progress is not None:

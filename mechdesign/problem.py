@@ -64,6 +64,8 @@ def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], Cont
     the time limit (``ContextSolution.stopped``), the status is "time-limit"."""
     start = time.perf_counter()
     scale = problem.objective.magnitude()
+    if limits is not None:
+        limits.scale = scale
     raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
     for key in problem.keys:
         found = solve_one(key, problem.objective.cost(key) / scale)

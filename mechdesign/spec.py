@@ -629,15 +629,18 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
     objective = builder(model, table)
 
     solve = _table(data, "solve", file) or {}
-    _no_unknown(solve, {"solver", "gap_tolerance"}, file, "solve.")
+    _no_unknown(solve, {"solver", "gap_tolerance", "time_limit"}, file, "solve.")
     solver = solve.get("solver", "auto")
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ProblemError(f"expected one of {', '.join(SOLVERS)}, got {solver!r}", file=file, key="solve.solver")
     gap = _number(solve.get("gap_tolerance", 1e-6), file, "solve.gap_tolerance", positive=True)
+    limit = solve.get("time_limit")
+    if limit is not None:
+        limit = _number(limit, file, "solve.time_limit", positive=True)
     return Problem(
         inputs=model.inputs, outputs=model.outputs, objective=objective, privacy=notions,
         contexts=model.contexts, name=data["name"], description=data.get("description", ""),
-        solver=solver, gap_tolerance=gap, source=file, extras={"model": model},
+        solver=solver, gap_tolerance=gap, time_limit=limit, source=file, extras={"model": model},
     )
 
 

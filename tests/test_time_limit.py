@@ -67,3 +67,49 @@ def test_sweep_applies_the_limit_to_each_point():
     result = sweep(ldp_problem(), [0.5, 1.0], time_limit=1e-4)
     assert [p.result.status for p in result.points] == ["time-limit", "time-limit"]
     assert all(p.result.holds for p in result.points)
+
+
+LDP_FILE = """name = "ldp-big"
+[inputs]
+size = 400
+[metric]
+kind = "absolute"
+[[privacy]]
+notion = "ldp"
+epsilon = 0.5
+[objective]
+kind = "expected-loss"
+prior = "uniform"
+loss = "squared"
+"""
+
+
+def test_command_line_time_limit_exits_1_with_a_certified_design(run_cli, tmp_path):
+    import json
+
+    path = tmp_path / "p.toml"
+    path.write_text(LDP_FILE)
+    code, out, _err = run_cli("solve", path, "--json", "--time-limit", "1e-4")
+    data = json.loads(out)
+    assert code == 1 and data["status"] == "time-limit"
+    assert all(line["holds"] for line in data["certificate"])
+    assert data["solver"]["time_limit"] == 1e-4 and data["solver"]["progress"]
+    code, out, _err = run_cli("solve", path, "--time-limit", "1e-4", "--verbose")
+    assert code == 1 and "round 1" in out and "proven bound" in out
+    for bad in ("0", "-2", "soon"):
+        code, _out, err = run_cli("solve", path, "--time-limit", bad)
+        assert code == 2 and "seconds" in err
+
+
+def test_problem_file_time_limit_is_read_and_checked(run_cli, tmp_path):
+    import json
+
+    path = tmp_path / "p.toml"
+    path.write_text(LDP_FILE + "[solve]\ntime_limit = 0.0001\n")
+    code, out, _err = run_cli("solve", path, "--json")
+    assert code == 1 and json.loads(out)["status"] == "time-limit"
+    code, out, _err = run_cli("solve", path, "--json", "--time-limit", "600")  # the option wins
+    assert code == 0 and json.loads(out)["status"] == "optimal"
+    path.write_text(LDP_FILE + "[solve]\ntime_limit = -1\n")
+    code, _out, err = run_cli("solve", path)
+    assert code == 2 and "solve.time_limit" in err
