@@ -90,3 +90,14 @@ def test_an_isolated_instance_reports_status_path_and_memory():
     assert rec["status"] == "ok", rec.get("message")
     assert rec["value"]["certificate_holds"] and rec["value"]["solver"]
     assert rec["peak_rss_mb"] > 0
+
+
+def test_select_takes_a_part_of_the_grid():
+    grid = envelope.grid_of(quick=False)
+    small = envelope.select(grid, ["line", "profile"], "small", [0.1, 8.0])
+    assert {p["family"] for p in small} == {"line", "profile"}
+    assert {str(p["size"]) for p in small} == {"300", "(25, 12)"}
+    assert {p["epsilon"] for p in small} == {0.1, 8.0}
+    assert len(small) == 2 * 3 * 3 + 2 * 3  # line: ε × priors × losses; profile: ε × priors
+    large = envelope.select(grid, None, "large", None)
+    assert len(large) + len(envelope.select(grid, None, "small", None)) == len(grid)

@@ -175,8 +175,27 @@ def size_label(p: dict) -> str:
     return f"{s}×{s}" if p["family"] == "grid" else str(s)
 
 
-def run(ctx: Context) -> Report:
-    todo = grid_of(ctx.quick)
+def select(grid: list[dict], families=None, size: str | None = None, epsilons=None) -> list[dict]:
+    """A part of the grid: some families, the smaller or the larger size of each ("small",
+    "large"), some ε values (a benchmark run that has to fit in a time budget)."""
+    out = []
+    for p in grid:
+        if families and p["family"] not in families:
+            continue
+        if epsilons and p["epsilon"] not in epsilons:
+            continue
+        sizes = list(dict.fromkeys(str(q["size"]) for q in grid if q["family"] == p["family"]))
+        if size == "small" and str(p["size"]) != sizes[0]:
+            continue
+        if size == "large" and str(p["size"]) != sizes[-1]:
+            continue
+        out.append(p)
+    return out
+
+
+def run(ctx: Context, todo: list[dict] | None = None) -> Report:
+    """Run the grid (or ``todo``, a part of it: :func:`select`) and report."""
+    todo = grid_of(ctx.quick) if todo is None else todo
     specs = [{"target": "mechdesign.bench.envelope:instance", "params": p, "timeout": ctx.time_limit}
              for p in todo]
     records = ctx.map(run_isolated, specs, "envelope instances")
