@@ -36,30 +36,29 @@ class Objective:
         and the mechanism keys ``keys`` (default: nothing to check)."""
 
 
-def _matrix(value, name: str) -> np.ndarray:
-    """A finite 2-D float array, or ProblemError naming ``name``."""
+def _array(value, name: str, ndim: int, nonnegative: bool = False) -> np.ndarray:
+    """A non-empty finite float array of ``ndim`` dimensions (a loss matrix, a vector of
+    weights), non-negative when asked; ProblemError naming ``name`` otherwise."""
+    what = "matrix" if ndim == 2 else "vector"
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ProblemError("expected a matrix of numbers", key=name) from None
-    if array.ndim != 2 or array.size == 0:
-        raise ProblemError(f"expected a non-empty matrix, got shape {array.shape}", key=name)
+        raise ProblemError(f"expected a {what} of numbers", key=name) from None
+    if array.ndim != ndim or array.size == 0:
+        raise ProblemError(f"expected a non-empty {what}, got shape {array.shape}", key=name)
     if not np.all(np.isfinite(array)):
         raise ProblemError("expected finite numbers (no NaN or infinity)", key=name)
+    if nonnegative and np.any(array < 0):
+        raise ProblemError("expected finite non-negative weights", key=name)
     return array
+
+
+def _matrix(value, name: str) -> np.ndarray:
+    return _array(value, name, 2)
 
 
 def _weights(value, name: str) -> np.ndarray:
-    """A finite non-negative 1-D float array, or ProblemError naming ``name``."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ProblemError("expected a vector of numbers", key=name) from None
-    if array.ndim != 1 or array.size == 0:
-        raise ProblemError(f"expected a non-empty vector, got shape {array.shape}", key=name)
-    if not np.all(np.isfinite(array)) or np.any(array < 0):
-        raise ProblemError("expected finite non-negative weights", key=name)
-    return array
+    return _array(value, name, 1, nonnegative=True)
 
 
 def _check_shape(array: np.ndarray, shape: tuple, name: str, meaning: str) -> None:
