@@ -9,25 +9,29 @@ basis with the dual simplex. Each relaxed optimum is a rigorous lower bound (few
 once the solution satisfies every pair it is feasible, hence optimal for the full LP.
 
 This is exact and fast while |X|·|Y| is moderate (hundreds of inputs); small ε, where nearly all
-pairs interact and the ray decomposition (:mod:`dantzig_wolfe`) tails off, is where it shines.
-Pairs whose coefficient would exceed e^20 (DESIGN §4) are never put into the model; the
+pairs interact and the ray decomposition (:mod:`dantzig_wolfe`) can tail off, is where it shines:
+the ray solver hands a design over when its gap stops shrinking. Pairs whose coefficient would
+exceed e^20 are never put into the model (HiGHS returns wrong optima with such coefficients); the
 certificate's envelope repair restores them, moving the objective by about e^{-20} relative.
+
+Under a time limit the last relaxed optimum is returned with ``stopped=True``: not itself
+feasible (some pairs are still violated), but the certificate's envelope repair makes it private,
+and the relaxed LP's proven bound holds for the full LP.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .dantzig_wolfe import GENERAL_MIN_INPUTS, prefers_lazy_pairs
-from .highs_model import INF, quiet_model, run_to_optimum
+from .dantzig_wolfe import GENERAL_MIN_INPUTS, LAZY_MAX_ENTRIES
+from .highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
 from .lp_bound import highs_model_bound
 from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
+from .ray_master import give_time
 
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
 VIOLATION = 1e-10
@@ -48,10 +52,18 @@ def _nearest_pairs(i: np.ndarray, j: np.ndarray, d: np.ndarray, n: int, k: int) 
     return near | np.isin(i * n + j, chosen)
 
 
+NAME = "HiGHS (lazy pair constraints)"
+
+
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
-                 max_rounds: int = 500, progress=None) -> ContextSolution | None:
+                 max_rounds: int = 500, progress=None, limits=None) -> ContextSolution:
     """Exact ε·d-private design for expected-loss ``cost`` (|X| × |Y|) under the reduced ``pairs``
-    (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily."""
+    (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily.
+
+    Each round is reported to ``limits`` (value, the relaxed LP's proven bound); when they
+    expire the last relaxed optimum is returned with ``stopped=True``. Raises
+    :class:`SolverDeclined` when HiGHS ends a round without an optimum (and no earlier round
+    has one to return) or after ``max_rounds``."""
     n, m = cost.shape
     i, j, d = pairs
     usable = epsilon * d <= MAX_LOG_COEFFICIENT
@@ -77,35 +89,46 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     p0, y0 = np.meshgrid(first, np.arange(m), indexing="ij")
     if first.size:
         add(p0.ravel(), y0.ravel())
+    last = None
     for rounds in range(1, max_rounds + 1):
+        if last is not None:  # the first relaxed optimum is needed whatever the time
+            give_time(h, limits)
         if not run_to_optimum(h):
-            return None
+            if last is not None and limits is not None and limits.expired():
+                return ContextSolution(*last, rounds - 1, h.getNumRow() - n, True)
+            raise SolverDeclined(f"a lazy-pairs LP ended {h.modelStatusToString(h.getModelStatus())}")
         value = h.getInfo().objective_function_value
         K = np.asarray(h.getSolution().col_value).reshape(n, m)
+        # the bound its row duals prove on the relaxed LP (a relaxation's bound holds for the
+        # full LP), on the box 0 <= K <= 1 that every row-stochastic K lies in
+        bound = highs_model_bound(h, upper=1.0)
+        last = (np.maximum(K, 0.0), value, min(bound, value))
         excess = K[i] - coef[:, None] * K[j]
         excess[active] = 0.0
         worst = float(excess.max()) if excess.size else 0.0
         if progress is not None:
             progress(rounds, value, worst)
+        if limits is not None:
+            limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
         if worst <= VIOLATION:
-            # the bound its row duals prove on the relaxed LP (a relaxation's bound holds for the
-            # full LP), on the box 0 <= K <= 1 that every row-stochastic K lies in
-            bound = highs_model_bound(h, upper=1.0)
-            return ContextSolution(np.maximum(K, 0.0), value, min(bound, value), rounds, h.getNumRow() - n)
+            return ContextSolution(*last, rounds, h.getNumRow() - n)
+        if limits is not None and limits.expired():
+            return ContextSolution(*last, rounds, h.getNumRow() - n, True)
         # the PER_OUTPUT most violated pairs of every output (fewer where fewer are violated)
         k = min(PER_OUTPUT, excess.shape[0])
         top = np.argpartition(-excess, k - 1, axis=0)[:k]
         outputs = np.broadcast_to(np.arange(m), top.shape)
         violated = excess[top, outputs] > VIOLATION
         add(top[violated], outputs[violated])
-    return None
+    raise SolverDeclined(f"lazy pairs: no feasible relaxed optimum within {max_rounds} rounds")
 
 
 @register_special_solver
 def metric_by_lazy_pairs(problem, limits=None):
     """Special solver: one ε·d-privacy notion over a general metric (not a line, which has its
-    own exact pricing) with an expected-loss objective, from GENERAL_MIN_INPUTS inputs, where
-    :func:`dantzig_wolfe.prefers_lazy_pairs` says so (otherwise rays)."""
+    own exact pricing) with an expected-loss objective, from GENERAL_MIN_INPUTS inputs and up to
+    LAZY_MAX_ENTRIES entries of K. Reached when the ray solver (:mod:`dantzig_wolfe`, which tries
+    first and itself switches here when it stalls) declined the problem."""
     if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
         return None
     notion = problem.privacy[0]
@@ -113,11 +136,10 @@ def metric_by_lazy_pairs(problem, limits=None):
     if on_a_line(notion.metric.kind, points):
         return None
     n, m = len(problem.inputs), len(problem.outputs)
-    if not isinstance(problem.objective, ExpectedLoss) or n < GENERAL_MIN_INPUTS:
-        return None
-    start = time.perf_counter()
-    if not prefers_lazy_pairs(n, m, notion.epsilon, notion.metric.distances(notion.domain)):
+    if not isinstance(problem.objective, ExpectedLoss) or n < GENERAL_MIN_INPUTS or n * m > LAZY_MAX_ENTRIES:
         return None
     pairs = (notion.i, notion.j, notion.d)
-    return solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon),
-                          "HiGHS (lazy pair constraints)", time.perf_counter() - start)
+    found = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits),
+                           NAME, limits=limits)
+    found[1]["path"] = ["lazy pairs: the ray solver declined this problem"]
+    return found

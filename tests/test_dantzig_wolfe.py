@@ -85,12 +85,14 @@ def general_instance(kind: str, seed: int, eps: float | None = None) -> Problem:
                    objective=ExpectedLoss(d, {"default": rng.dirichlet(np.ones(len(dom)))}))
 
 
-@pytest.mark.parametrize("route,radius_limit", [("HiGHS Dantzig-Wolfe (cone rays)", 0.0),
-                                                ("HiGHS (lazy pair constraints)", np.inf)])
+@pytest.mark.parametrize("route", ["HiGHS Dantzig-Wolfe (cone rays)",
+                                   "HiGHS Dantzig-Wolfe (cone rays), then lazy pair constraints"])
 @pytest.mark.parametrize("kind,seed", GENERAL)
-def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed, route, radius_limit,
-                                                                                  monkeypatch):
-    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", radius_limit)
+def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points(kind, seed, route, monkeypatch):
+    if "lazy" in route:  # rays that stall at once hand the design to the lazy-pairs LP
+        def stall(cost, *args, **kwargs):
+            raise dantzig_wolfe.RaysStalled("stalled (test)", None)
+        monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
     problem = general_instance(kind, seed)
     ours = problem.solve()
     assert ours.solver["name"] == route
@@ -105,7 +107,6 @@ def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points
 def test_rays_close_the_gap_at_small_epsilon(kind, seed, monkeypatch):
     """Small ε·radius: few columns carry weight, the master is degenerate and its duals swing;
     the capped Lagrangian bound and smoothed pricing must still certify the optimum."""
-    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
     problem = general_instance(kind, seed, eps=0.003 if kind == "haversine" else 0.15)
     ours = problem.solve()
     assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)"
@@ -177,7 +178,6 @@ def test_an_asymmetric_prior_leaves_only_the_identity():
 def test_symmetric_rays_equal_the_plain_lp(rows, eps, monkeypatch):
     """Prior symmetric about the centre (not uniform): the master keeps one row per orbit and
     prices one output per orbit, and must still reach the plain LP's optimum."""
-    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
     pts = Domain.from_grid(rows, rows).points
     weight = np.exp(-np.linalg.norm(pts - pts.mean(axis=0), axis=1))
     problem = grid_instance(rows, rows, weight / weight.sum(), eps)
@@ -205,16 +205,16 @@ def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
     pricing = dantzig_wolfe.ConePricing(d, (notion.i, notion.j), eps, initial=2.0)
     a = np.random.default_rng(seed).normal(size=25)
     value, _ = pricing.price(a)
-    rows = pricing.rows
+    assert pricing.width == 25  # no chained far pair at these distances
+    rows = np.arange(pricing.ri.size)
     A = np.zeros((rows.size, 25))
-    A[np.arange(rows.size), pricing.i[rows]] = 1.0
-    A[np.arange(rows.size), pricing.j[rows]] = -np.exp(eps * pricing.d[rows])
+    A[rows, pricing.ri] = 1.0
+    A[rows, pricing.rj] = -pricing.rcoef
     exact = linprog(a, A_ub=A, b_ub=np.zeros(rows.size), bounds=[(0, 1)] * 25, method="highs").fun
     assert value <= exact + 1e-9 and value == pytest.approx(exact, abs=1e-8)
 
 
 def test_an_approximate_run_stops_within_its_tolerance_and_brackets_the_optimum(monkeypatch):
-    monkeypatch.setattr(dantzig_wolfe, "LAZY_BELOW_EPSILON_RADIUS", 0.0)
     exact = grid_instance(9, 9).solve()
     loose = grid_instance(9, 9)
     loose.gap_tolerance = 0.05
