@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
-from .line_rays import RESOLVE_SLACK, LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
+from .line_rays import LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
 from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, relative_gap, solve_contexts
 from .ray_master import (ACCEPT_GAP, DENSE_ENTRIES, TRUNCATE, RayMaster, capped_sum, give_time, peak_cap,  # noqa: F401
-                         proven_box_minimum, radius)
+                         polished_box_minimum, proven_box_minimum, radius)
 from .symmetry import Symmetry, find, trivial
 
 INITIAL_RADIUS = 3.0
@@ -113,13 +113,7 @@ class ConePricing:
         run_to_optimum(self.h)
         v = np.clip(np.asarray(self.h.getSolution().col_value)[:self.n], 0.0, 1.0)
         full = np.concatenate([a, np.zeros(self.width - self.n)])
-        proven = proven_box_minimum(self.h, full, self.ri, self.rj, self.rcoef)
-        if float(v @ a) - proven > RESOLVE_SLACK * max(1.0, float(np.abs(a).max())):
-            # the warm basis can be degenerate with duals that prove little: start afresh
-            self.h.clearSolver()
-            run_to_optimum(self.h)
-            proven = max(proven, proven_box_minimum(self.h, full, self.ri, self.rj, self.rcoef))
-        return proven, v
+        return polished_box_minimum(self.h, full, self.ri, self.rj, self.rcoef, float(v @ a)), v
 
     def violated(self, v: np.ndarray, tol: float = 1e-9) -> np.ndarray:
         """Pairs (not yet active) whose ratio constraint v violates, at most PAIRS_PER_COLUMN
@@ -302,12 +296,17 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     pool: list[np.ndarray] = []
     used: set[tuple[int, int]] = set()
     noise = 1e-9 * float(np.abs(cost).max())  # the master's dual round-off
-    previous, gaps, why = None, [], f"no proof within {max_rounds} rounds"
+    previous, gaps, why, last = None, [], f"no proof within {max_rounds} rounds", None
     for rounds in range(1, max_rounds + 1):
         solved = master.solve(limits)
         if solved is None:
+            if last is not None and limits.expired():  # cut short by the deadline
+                return ContextSolution(last[0], last[1], min(pricer.bound, last[1]), rounds - 1,
+                                       len(master.outputs), True)
             raise SolverDeclined(f"a ray master LP ended without an optimum (round {rounds})")
         value, u = solved
+        if limits is not None and limits.time_limit is not None:
+            last = (master.matrix(), value)
         a = cost - u[:, None]
         threshold = -max(gap * abs(value) / max(m, 1), noise)
         # cheap rays first (every ray priced so far, tried on every output), as long as they
