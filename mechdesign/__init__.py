@@ -4,28 +4,40 @@
 >>> problem = mechdesign.load_problem("problems/ldp-skewed-prior.toml")   # doctest: +SKIP
 >>> result = problem.solve()                                               # doctest: +SKIP
 >>> result.status, result.objective, result.certificate                   # doctest: +SKIP
+
+The names below are loaded on first use (PEP 562), so ``import mechdesign`` and the command
+line's ``--help`` stay fast; ``from mechdesign import Problem`` works as usual.
 """
 
-from .audit import audit
-from .domain import Domain
-from .errors import ProblemError
-from .mechanism import Mechanism
-from .metrics import Metric
-from .problem import Problem
-from .result import Result
-from .spec import load_problem, problem_from_dict
+from __future__ import annotations
 
-__all__ = ["audit", "Domain", "ProblemError", "Mechanism", "Metric", "Problem", "Result",
-           "load_problem", "problem_from_dict"]
-
-# paper 003: divergences, coupling mechanisms (registers their special solver), compositions
-from .composition import compose_independent, compose_shared, product_distribution
-from .coupling_mechanism import coupling_mechanism, mechanism_from_coupling
-from .divergences import DIVERGENCES, divergence
-
-__all__ += ["compose_independent", "compose_shared", "product_distribution", "coupling_mechanism",
-            "mechanism_from_coupling", "DIVERGENCES", "divergence"]
-# scale: exact structured solvers (each registers its special solver)
-from . import charnes_cooper, column_generation, dantzig_wolfe, lazy_pairs  # noqa: E402,F401
+import importlib
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "audit": "audit", "Domain": "domain", "ProblemError": "errors", "Mechanism": "mechanism",
+    "Metric": "metrics", "Problem": "problem", "Result": "result", "load_problem": "spec",
+    "problem_from_dict": "spec",
+    # compositions, couplings and divergences (Kawamoto and Murakami's distribution privacy)
+    "compose_independent": "composition", "compose_shared": "composition",
+    "product_distribution": "composition", "coupling_mechanism": "coupling_mechanism",
+    "mechanism_from_coupling": "coupling_mechanism", "DIVERGENCES": "divergences",
+    "divergence": "divergences",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mechdesign' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise, product
 
-import cvxpy as cp
+from .lazy_import import cvxpy as cp
 import numpy as np
 from scipy import integrate
 

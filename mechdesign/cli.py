@@ -22,12 +22,23 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .certify import audit_all
 from .errors import ProblemError
-from .privacy.ldp import LDP
 from .render import plain
 from .result import check_output_path, write_json_atomic
-from .spec import load_problem
+
+def load_problem(path):
+    """Read a problem file (the package's loader, imported when a command needs it, so that
+    ``--help`` does not load the solvers)."""
+    from .spec import load_problem as load
+
+    return load(path)
+
+
+def audit_all(notions, matrices):
+    from .certify import audit_all as run
+
+    return run(notions, matrices)
+
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 EXIT_PIPE = 141  # 128 + SIGPIPE: stdout was closed early (``mechdesign solve ... | head``)
@@ -59,6 +70,8 @@ def _baseline(problem, name: str) -> dict:
     from . import baselines
 
     if name == "krr":
+        from .privacy.ldp import LDP
+
         eps = [n.epsilon for n in problem.privacy if isinstance(n, LDP)]
         if not problem.outputs.same_as(problem.inputs):
             raise ProblemError("--baseline krr needs the outputs to equal the inputs", key="--baseline")

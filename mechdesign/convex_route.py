@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-import cvxpy as cp
+from .lazy_import import cvxpy as cp
 import numpy as np
 
 from .conic_bound import conic_snapshot
@@ -101,7 +101,9 @@ def _conic(name: str) -> Callable:
     return run
 
 
-SOLVER_TROUBLE = (cp.SolverError, ValueError, ArithmeticError, RuntimeError, MemoryError)
+def solver_trouble() -> tuple:
+    """The exceptions a solver run may raise that mean solver trouble, not bad input."""
+    return (cp.SolverError, ValueError, ArithmeticError, RuntimeError, MemoryError)
 
 
 def _run_once(program: Program, name: str, verbose: bool, retry: bool, info: dict) -> str | None:
@@ -115,7 +117,7 @@ def _run_once(program: Program, name: str, verbose: bool, retry: bool, info: dic
             (_highs if name == "HIGHS" else _conic(name))(program, verbose, retry)
     except ProblemError:
         raise
-    except SOLVER_TROUBLE as exc:
+    except solver_trouble() as exc:
         return f"{name}: {type(exc).__name__}: {exc}"
     elapsed = time.perf_counter() - start
     stats = prob.solver_stats

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import cvxpy as cp
+from .lazy_import import cvxpy as cp
 import numpy as np
 from scipy.special import kl_div
 

@@ -6,7 +6,6 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import networkx as nx
 import numpy as np
 
 from .domain import Domain
@@ -112,7 +111,9 @@ class Metric:
             return haversine_km(pa, pb)
         raise AssertionError(self.kind)
 
-    def graph(self, domain: Domain) -> nx.Graph:
+    def graph(self, domain: Domain) -> "networkx.Graph":
+        import networkx as nx  # only graph metrics need it
+
         g = nx.Graph()
         g.add_nodes_from(domain.labels)
         for i, edge in enumerate(self.edges):
@@ -137,6 +138,8 @@ class Metric:
         nodes = list(dict.fromkeys(a.labels + b.labels))
         union = Domain(tuple(nodes))
         g = self.graph(union)
+        import networkx as nx
+
         d = nx.floyd_warshall_numpy(g, nodelist=nodes, weight="weight")
         ia = [nodes.index(x) for x in a.labels]
         ib = [nodes.index(y) for y in b.labels]
@@ -159,7 +162,6 @@ class Metric:
         if domain in self._pairs:
             return self._pairs[domain]
         d = self.distances(domain)
-        n = len(domain)
         if self.kind == "graph":
             g = self.graph(domain)
             idx = {label: k for k, label in enumerate(domain.labels)}
@@ -168,6 +170,8 @@ class Metric:
             j = np.array([p[1] for p in pairs], dtype=int)
             keep = np.isclose(d[i, j], np.array([g[u][v]["weight"] for u, v in g.edges() if u != v]))
             i, j = i[keep], j[keep]
+            import networkx as nx
+
             if not nx.is_connected(g):
                 raise ProblemError(
                     "the metric graph is not connected: some values are infinitely far apart",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Mapping
 
-import cvxpy as cp
+from .lazy_import import cvxpy as cp
 import numpy as np
 
 from .domain import Domain

@@ -3,11 +3,12 @@ program, solved, and certified."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-import cvxpy as cp
+from .lazy_import import cvxpy as cp
 import numpy as np
 
 from . import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
@@ -29,11 +30,21 @@ from .result import Result
 #: "status", "name", "compile_seconds", "solve_seconds" and, when known, "objective" (the
 #: solver's optimal value or dual bound). Used when the problem's solver is "auto".
 SPECIAL_SOLVERS: list[Callable[["Problem"], tuple[dict, dict] | None]] = []
+_REGISTRY = SPECIAL_SOLVERS  # registration always fills this list, whatever the name is bound to
+
+#: the modules whose import registers their special solvers, in the order they are tried
+SOLVER_MODULES = ("coupling_mechanism", "charnes_cooper", "column_generation", "dantzig_wolfe", "lazy_pairs")
 
 
 def register_special_solver(fn):
-    SPECIAL_SOLVERS.append(fn)
+    _REGISTRY.append(fn)
     return fn
+
+
+def load_special_solvers() -> None:
+    """Import the special solvers' modules (once): they register themselves in order."""
+    for name in SOLVER_MODULES:
+        importlib.import_module(f".{name}", __package__)
 
 
 @dataclass
@@ -206,6 +217,7 @@ class Problem:
         limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
         attempts: list[dict] = []
         if chosen == "auto":
+            load_special_solvers()
             for special in SPECIAL_SOLVERS:
                 found = _try_special(special, self, attempts, limits)
                 if found is not None:

@@ -25,7 +25,7 @@ from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHi
 from .errors import ProblemError
 from .convex_route import run_solver
 from .limits import Limits
-from .problem import SPECIAL_SOLVERS, Problem, _try_special
+from .problem import SPECIAL_SOLVERS, Problem, _try_special, load_special_solvers
 from .result import Result
 
 _COMPILES = 0
@@ -195,6 +195,7 @@ def _special(problem: Problem, limits: Limits):
     if problem.solver != "auto":
         return None
     attempts: list[dict] = []
+    load_special_solvers()
     for special in SPECIAL_SOLVERS:
         found = _try_special(special, problem, attempts, limits)
         if found is not None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import cvxpy as cp
+from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..errors import ProblemError

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import cvxpy as cp
+from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..errors import ProblemError

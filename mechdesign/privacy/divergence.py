@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import cvxpy as cp
+from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..divergences import Divergence

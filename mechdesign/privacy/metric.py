@@ -18,10 +18,9 @@ most |X|·|Y|·TINY·max|C|.
 
 from __future__ import annotations
 
-import cvxpy as cp
+from ..lazy_import import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from ..domain import Domain
 from ..errors import ProblemError
@@ -113,7 +112,12 @@ class MetricPrivacy(Notion):
         if np.ndim(k) != 2 or np.shape(k)[0] != d.shape[0] or np.shape(k)[1] == 0:
             raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {d.shape[0]} rows "
                                "(one per input) and at least one column", key="mechanism")
-        return float(_max_level(_kernel_log(k), d))
+        logk = _kernel_log(k)
+        if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
+            return _max_level_numpy(logk, d)
+        from .metric_kernels import max_level
+
+        return float(max_level(logk, d))
 
     def audit(self, mechs):
         achieved = max(self.level(k) for k in mechs.values())
@@ -150,7 +154,13 @@ class MetricPrivacy(Notion):
             if self.metric.kind == "matrix":  # the triangle inequality is not checked: close it
                 for z in range(pen.shape[0]):  # Floyd–Warshall (a zero distance is an edge)
                     np.minimum(pen, pen[:, z:z + 1] + pen[z:z + 1, :], out=pen)
-            out = _max_plus(np.ascontiguousarray(pen), _kernel_log(k))
+            logk = _kernel_log(k)
+            if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
+                out = _max_plus_numpy(pen, logk)
+            else:
+                from .metric_kernels import max_plus
+
+                out = max_plus(np.ascontiguousarray(pen), logk)
             out[out <= ZERO_LOG / 2] = -np.inf
         with np.errstate(under="ignore"):
             return floor_columns(np.exp(out))
@@ -196,51 +206,40 @@ def _kernel_log(k: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-@njit(cache=True, fastmath=True)
-def _row_gap(logk: np.ndarray, x: int, z: int) -> float:
-    """max_y (ln K[x,y] − ln K[z,y])."""
-    r = logk[x, 0] - logk[z, 0]
-    for y in range(1, logk.shape[1]):
-        v = logk[x, y] - logk[z, y]
-        r = v if v > r else r
-    return r
+#: up to this many (pair, output) entries the all-pairs audit and envelope run in NumPy, blocks
+#: at a time; beyond, the compiled kernels (:mod:`metric_kernels`), whose first call in a
+#: process costs about a second of loading numba — the same arithmetic either way
+NUMPY_PAIRS_ENTRIES = 30_000_000
+_BLOCK = 4_000_000
 
 
-@njit(cache=True)
-def _max_level(logk: np.ndarray, d: np.ndarray) -> float:
-    """max over ordered pairs x != z of max_y (logk[x,y] − logk[z,y]) / d(x,z) (0 at least);
-    +inf for a positive gap at d = 0 or a zero entry next to a positive one."""
-    n = logk.shape[0]
-    top, bottom = np.empty(n), np.empty(n)
-    for x in range(n):
-        top[x], bottom[x] = logk[x].max(), logk[x].min()
+def _max_level_numpy(logk: np.ndarray, d: np.ndarray) -> float:
+    """NumPy twin of :func:`metric_kernels.max_level` (same rules, blocks of rows)."""
+    n, m = logk.shape
     worst = 0.0
-    for x in range(n):
-        for z in range(n):
-            # the pair cannot beat the worst level so far when even max_y − min_y cannot
-            if x == z or (d[x, z] > 0.0 and top[x] - bottom[z] <= worst * d[x, z]):
-                continue
-            r = _row_gap(logk, x, z)
-            if r <= 0.0:
-                continue
-            if r >= HUGE_RATIO or d[x, z] <= 0.0:
-                return np.inf
-            level = r / d[x, z]
-            if level > worst:
-                worst = level
+    step = max(1, _BLOCK // max(n * m, 1))
+    for s in range(0, n, step):
+        rows = np.arange(s, min(s + step, n))
+        r = (logk[rows, None, :] - logk[None, :, :]).max(axis=2)  # (block, n)
+        r[np.arange(rows.size), rows] = 0.0
+        dd = d[rows]
+        bad = (r > 0) & ((r >= HUGE_RATIO) | (dd <= 0))
+        if np.any(bad):
+            return float("inf")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            level = np.where((r > 0) & (dd > 0), r / np.where(dd > 0, dd, 1.0), 0.0)
+        worst = max(worst, float(level.max(initial=0.0)))
     return worst
 
 
-@njit(cache=True, fastmath=True)
-def _max_plus(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
-    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0."""
+def _max_plus_numpy(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
+    """NumPy twin of :func:`metric_kernels.max_plus`: out[x, y] = max_z (logk[z, y] − pen[x, z])."""
     n, m = logk.shape
     out = logk.copy()
-    for x in range(n):
-        for z in range(n):
-            p = pen[x, z]
-            for y in range(m):
-                out[x, y] = max(out[x, y], logk[z, y] - p)
+    step = max(1, _BLOCK // max(n * m, 1))
+    for s in range(0, n, step):
+        rows = slice(s, min(s + step, n))
+        out[rows] = np.maximum(out[rows], (logk[None, :, :] - pen[rows, :, None]).max(axis=1))
     return out
 
 
