@@ -176,6 +176,9 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     violated = np.zeros(pricing.i.size, dtype=bool)
     rays = []
     for c, y in enumerate(columns):
+        if limits is not None and limits.expired():  # past the deadline: the box's own bound
+            prices[c] = float(np.minimum(a[:, y], 0.0).sum())
+            continue
         prices[c], v = pricing.price(a[:, y], limits)
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)

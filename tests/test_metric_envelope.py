@@ -207,3 +207,20 @@ def test_line_problem_records_its_path_at_small_epsilon():
     assert result.status == "optimal" and result.solver["name"] == line_rays.NAME
     assert result.solver["path"][0].startswith("line rays")
     assert result.objective == pytest.approx(remapped_geometric_loss(n, 0.1), rel=1e-8)
+
+
+def test_line_steps_beyond_e20_are_kept_in_box_pricing():
+    """Steps of ε·gap = 17.5 and 22.5: left out of the box LP they made a larger cone whose
+    minimisers no envelope-closed ray matched, and the master stayed 1.5e-7 above the optimum;
+    chained, the line solver reaches the plain LP's optimum (reduced pairs, HiGHS)."""
+    rng = np.random.default_rng(6)
+    rng.choice([0.1, 1.0, 3.0])  # (the draws of the random instance that exposed it)
+    points = np.sort(rng.choice(40, size=8, replace=False)).astype(float) * rng.choice([0.1, 1.0])
+    rng.shuffle(points)
+    assert sorted(points) == [12.0, 13, 14, 17, 24, 33, 34, 39]
+    dom, metric = Domain.from_points(points), Metric("absolute")
+    problem = Problem(inputs=dom, privacy=[MetricPrivacy(2.5, metric, dom)],
+                      objective=ExpectedLoss(rng.random((8, 8)), {"default": rng.dirichlet(np.ones(8))}))
+    ours, plain = problem.solve(), problem.solve(solver="highs")
+    assert ours.solver["name"] == line_rays.NAME and ours.status == plain.status == "optimal"
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-8)
