@@ -42,7 +42,7 @@ from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
-from .ray_master import (ACCEPT_GAP, DENSE_ENTRIES, RayMaster, capped_sum, give_time, peak_cap,
+from .ray_master import (ACCEPT_GAP, CHAIN_MAX_EXPONENT, DENSE_ENTRIES, RayMaster, capped_sum, give_time, peak_cap,
                          polished_box_minimum)
 
 NAME = "HiGHS Dantzig-Wolfe (line rays)"
@@ -105,10 +105,11 @@ class LineBox:
         n = points.size
         step = epsilon * np.diff(points)
         links = np.maximum(np.ceil(step / BOX_MAX_EXPONENT), 1).astype(np.int64)
-        width = n + 2 * int((links - 1).sum())
+        links[step > CHAIN_MAX_EXPONENT] = 0  # left out: a larger cone, still a valid bound
+        width = n + 2 * int(np.maximum(links - 1, 0).sum())
         ri, rj, rc, t = [], [], [], n
         for x, (s, k) in enumerate(zip(step, links)):
-            for a, b in ((x, x + 1), (x + 1, x)):
+            for a, b in ((x, x + 1), (x + 1, x)) if k else ():
                 chain = [a] + list(range(t, t + k - 1)) + [b]
                 t += k - 1
                 ri += chain[:-1]

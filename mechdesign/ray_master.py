@@ -46,6 +46,10 @@ ACCEPT_GAP = 1e-6
 #: a special solver that cannot close its gap on a design of at most this many entries of K
 #: declines (the plain LP finishes it); above, it returns its best design with its proven bound
 DENSE_ENTRIES = 40_000
+#: pairs (or line steps) with εd above this are left out of pricing altogether (a larger cone,
+#: so still a valid bound): entries e^{−60} below their partner's are far under the LPs'
+#: tolerances, and chaining them would take ever more auxiliary entries (ε = 1e6: 80 000 each)
+CHAIN_MAX_EXPONENT = 60.0
 #: the fewest seconds a HiGHS solve is given under a deadline (so that it can return a basis)
 MIN_SECONDS = 0.05
 
