@@ -168,6 +168,9 @@ def _box_rays(box: LineBox, a: np.ndarray, negative: np.ndarray, per_column: np.
         y = int(y)
         if fresh and per_column[y] >= 0.0:
             continue
+        if limits is not None and limits.expired():  # past the deadline: the box's own bound
+            per_column[y] = max(per_column[y], float(np.minimum(a[:, y], 0.0).sum()))
+            continue
         proven, v = box.price(a[:, y], limits, fresh)
         per_column[y] = max(per_column[y], min(0.0, proven))
         if v @ a[:, y] < threshold:
@@ -175,8 +178,6 @@ def _box_rays(box: LineBox, a: np.ndarray, negative: np.ndarray, per_column: np.
             if ray @ a[:, y] < threshold:
                 new_y.append(y)
                 new_v.append(ray)
-        if limits is not None and limits.expired():
-            break
     return new_y, new_v
 
 
