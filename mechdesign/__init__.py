@@ -12,6 +12,8 @@ line's ``--help`` stay fast; ``from mechdesign import Problem`` works as usual.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
@@ -37,6 +39,26 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
+
+def _function_named_like_its_module(name: str) -> property:
+    """``mechdesign.audit`` and ``mechdesign.coupling_mechanism`` are functions defined in
+    submodules of the same name; importing such a submodule would rebind the package attribute
+    to the module, so these two names are properties that always give the function (and ignore
+    that rebinding; the modules stay importable as ``mechdesign.audit`` in ``from ... import``)."""
+
+    def get(package):
+        return getattr(importlib.import_module(f".{name}", __name__), name)
+
+    return property(get, lambda package, value: None)
+
+
+class _Package(types.ModuleType):
+    audit = _function_named_like_its_module("audit")
+    coupling_mechanism = _function_named_like_its_module("coupling_mechanism")
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
