@@ -1,4 +1,4 @@
-"""Estimation benchmark (issue 5): simulation, IBU at k = 1000, and EMD-vs-ε accuracy curves.
+"""Estimation benchmark: simulation, IBU at k = 1000, and EMD-vs-ε accuracy curves.
 
     python benchmarks/bench_estimation.py [--quick]
 

@@ -1,4 +1,4 @@
-"""Issue-7 targets: the scale suite's instances at the sizes the targets name, one fresh process
+"""The scale targets: the scale suite's instances at the sizes the targets name, one fresh process
 each (``mechdesign.bench.scale.instance`` through ``mechdesign.bench.isolate``).
 
     python benchmarks/bench_scale_targets.py [--time-limit SECONDS]

@@ -1,8 +1,8 @@
-"""Sweep benchmark (issue 5): a 20-point ε sweep of a 100-value LDP problem against one solve.
+"""Sweep benchmark: a 20-point ε sweep of a 100-value LDP problem against one solve.
 
     python benchmarks/bench_sweep.py [--k 100] [--points 20]
 
-Writes benchmarks/results/sweep.json. The problem is MEASUREMENTS' LDP design: ε-LDP over k
+Writes benchmarks/results/sweep.json. The problem is an LDP design: ε-LDP over k
 ordered values, random (Dirichlet) prior, loss |x − y|. Target: the whole sweep (compile once,
 each solve warm-started from the previous basis) costs less than 5x one cold solve at ε = 1.
 

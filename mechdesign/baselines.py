@@ -1,4 +1,4 @@
-"""Classic mechanisms to compare designs against (DESIGN §6). Each returns a
+"""Classic mechanisms to compare designs against. Each returns a
 :class:`~mechdesign.mechanism.Mechanism` carrying its privacy claim in ``claims`` (per-context
 mechanisms of paper 004 come as a mapping context -> Mechanism sharing one claim; unary
 encodings, whose output space is 2^k, are a :class:`UnaryEncoding` audited analytically).

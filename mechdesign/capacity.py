@@ -1,4 +1,4 @@
-"""Channel capacity and leakage measures of a channel K (DESIGN §2 and §5, paper 001).
+"""Channel capacity and leakage measures of a channel K (paper 001).
 
 All quantities are in **bits** unless a name says nats. A channel is a row-stochastic matrix
 K[x, y] = Pr[y | x]; a prior π is a distribution over its rows.
@@ -184,7 +184,7 @@ def shannon_capacity(K, tol: float = 1e-9, max_iter: int = 100_000) -> CapacityR
 
         I(\pi_t; K) \le C(K) \le \max_x D(K[x] \,\|\, q_t)
 
-    (the Blahut–Arimoto certificate, DESIGN §5). The iteration stops when the two bounds are
+    (the Blahut–Arimoto certificate). The iteration stops when the two bounds are
     within ``tol`` bits; they are the only stopping rule.
 
     Algorithm: 50 Blahut–Arimoto iterations (π ← π·exp(D(K[x] ‖ πK)), normalised) as a warm

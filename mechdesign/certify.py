@@ -1,4 +1,4 @@
-"""From raw solver matrices to certified ones (DESIGN §4).
+"""From raw solver matrices to certified ones.
 
 1. clean round-off: clip negatives, renormalise rows;
 2. repair pure ratio constraints that solver tolerance broke (each notion's own exact repair,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from .cli_limits import solve_with_progress, time_limit_option
 from .errors import ProblemError
 from .render import plain
 from .result import check_output_path, write_json_atomic
@@ -48,23 +49,6 @@ EPILOG = ("exit status: 0 optimal (or the audit holds), 1 otherwise (time-limit 
 BASELINES = ("krr",)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (value > 0 and value != float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
-
-
-def _time_limit_option(parser, what: str) -> None:
-    parser.add_argument("--time-limit", type=_seconds, metavar="SECONDS",
-                        help=f"bound {what}: when reached, the best design so far is returned, certified "
-                             "private, with its proven bound and gap, and status time-limit (exit 1); "
-                             "default: the problem file's [solve] time_limit, else none")
-
-
 def _baseline(problem, name: str) -> dict:
     """A baseline applied to every context, with its objective and audited privacy."""
     from . import baselines
@@ -78,7 +62,7 @@ def _baseline(problem, name: str) -> dict:
         if eps:
             mech = baselines.krr(problem.inputs, min(eps))
         else:
-            # no LDP constraint: kRR calibrated to the problem's information bound (issue 4)
+            # no LDP constraint: kRR calibrated to the problem's information bound
             from .channels import krr_matching
 
             mech = krr_matching(problem)
@@ -130,28 +114,11 @@ class _Writes:
         return bool(self.errors)
 
 
-def _solve_with_progress(problem, args, console: Console):
-    """Solve with the command line's time limit; the spinner shows each round the iterative
-    solvers report (value, proven bound, gap), and ``--verbose`` prints them as they come."""
-    if args.json:
-        return problem.solve(time_limit=args.time_limit, verbose=args.verbose)
-    title = f"solving {plain(problem.name)}"
-    with console.status(title + " ...", spinner="dots") as status:
-        def show(entry: dict) -> None:
-            gap = "-" if entry["gap"] is None else f"{entry['gap']:.2e}"
-            line = (f"{plain(entry['solver'])} round {entry['round']}: value {entry['value']:.10g}, "
-                    f"proven bound {entry['bound']:.10g}, gap {gap} ({entry['seconds']:g} s)")
-            status.update(f"{title}: {line}")
-            if args.verbose:
-                console.print(line, highlight=False)
-        return problem.solve(time_limit=args.time_limit, verbose=args.verbose, progress=show)
-
-
 def cmd_solve(args, console: Console) -> int:
     problem = load_problem(args.file)
     _check_paths(args)
     extra = [_baseline(problem, b) for b in (args.baseline or [])]
-    result = _solve_with_progress(problem, args, console)
+    result = solve_with_progress(problem, args, console)
     if extra:
         result.extra["baselines"] = extra
     writes = _Writes()
@@ -215,7 +182,7 @@ def cmd_audit(args, console: Console) -> int:
     return EXIT_OK if holds else EXIT_FAIL
 
 
-# --- compare and sweep (issue 5) -----------------------------------------------------------
+# --- compare and sweep -----------------------------------------------------------
 
 def _users(text: str) -> int:
     try:
@@ -373,7 +340,7 @@ def cmd_sweep(args, console: Console) -> int:
     return EXIT_OK if all(p.result.status == "optimal" for p in result.points) else EXIT_FAIL
 
 
-# --- bench (issue 6) ------------------------------------------------------------------------
+# --- bench ------------------------------------------------------------------------
 
 def _seconds(text: str) -> float:
     try:
@@ -496,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also evaluate a baseline at the same ε (krr)")
     p.add_argument("--plot", metavar="PNG", help="draw the mechanism as a heat map (one per context; needs matplotlib; "
                    "the extension names the format: png, pdf, svg, ...)")
-    _time_limit_option(p, "the solve")
+    time_limit_option(p, "the solve")
     p.add_argument("--verbose", action="store_true",
                    help="print the solver's log and each round of the iterative solvers (value, proven bound, gap)")
     p.set_defaults(run=cmd_solve)
@@ -539,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--native", action="store_true", help="baselines at the swept ε in their own notion")
     p.add_argument("--json", action="store_true", help="print the sweep as JSON")
     p.add_argument("--out", metavar="PATH", help="write the JSON to PATH (atomically)")
-    _time_limit_option(p, "each point's solve")
+    time_limit_option(p, "each point's solve")
     p.set_defaults(run=cmd_sweep)
 
     p = sub.add_parser("bench", help="benchmark suites: the papers' experiments, peers, scale (JSON + PNG)")

@@ -1,4 +1,4 @@
-"""Simulating data collection through a mechanism, without a per-user loop (DESIGN §6).
+"""Simulating data collection through a mechanism, without a per-user loop.
 
 n users have inputs drawn from λ and each reports y ~ K[x]. The output counts have the law
 

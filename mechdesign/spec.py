@@ -1,4 +1,4 @@
-"""Problem files (TOML, DESIGN §7): loading and validation at the boundary.
+"""Problem files (TOML): loading and validation at the boundary.
 
 Every error names the file, the key and what was expected (:class:`ProblemError`). The builders
 of notions and objectives are registries keyed by the file's names, so a new notion is one entry.
@@ -426,7 +426,7 @@ def _build_profile(model, entry, key):
     return ProfilePrivacy(eps, edges, model.contexts)
 
 
-# information notions (issue 4): bounds in bits; with per-context mechanisms each context's
+# information notions: bounds in bits; with per-context mechanisms each context's
 # matrix is bounded, under that context's own distribution unless a prior is named
 
 def _info_priors(model, entry, key) -> tuple[dict[str, np.ndarray], str]:
@@ -576,7 +576,7 @@ def _obj_marginal(model, table):
 # whole files
 
 def load_problem(path: str | Path) -> Problem:
-    """Read and validate a problem file (DESIGN §7)."""
+    """Read and validate a problem file."""
     path = Path(path)
     file = str(path)
     try:

@@ -1,4 +1,4 @@
-"""Solve one problem across a range of ε, compiling the convex program once (DESIGN §9).
+"""Solve one problem across a range of ε, compiling the convex program once.
 
 The problem is compiled with ``Problem.compile(parametric=True)``: every ε-dependent
 coefficient (e^ε, e^{εd}, ...) is a cvxpy Parameter, so each point only updates Parameter

@@ -289,7 +289,7 @@ def parameters(quick: bool) -> list[dict]:
             {"case": "transport", "geometry": "line", "size": 100, "tools": ["mechdesign", "POT emd_1d", "POT emd"]},
             {"case": "transport", "geometry": "plane", "size": 50, "tools": ["mechdesign", "POT emd"]},
         ]
-    # qif with all pairs fails from n ≈ 48 (MEASUREMENTS): run it up to 60 only, its chain form throughout
+    # qif with all pairs fails from n ≈ 48: run it up to 60 only, its chain form throughout
     out = [{"case": "dprivacy", "geometry": "line", "size": n,
             "tools": ["mechdesign", *(["qif"] if n <= 60 else []), "qif-chain"]} for n in (10, 20, 40, 60, 100, 200)]
     out += [{"case": "dprivacy", "geometry": "grid", "size": r, "tools": ["mechdesign", "qif"]} for r in (3, 4, 5, 6, 8)]

@@ -24,10 +24,10 @@ import numpy as np
 
 from ..errors import ProblemError
 
-#: An audited level holds when achieved <= requested + AUDIT_TOL (DESIGN §4).
+#: An audited level holds when achieved <= requested + AUDIT_TOL.
 AUDIT_TOL = 1e-9
 
-#: Largest e^{εd} coefficient put into an LP (DESIGN §4); beyond it the constraint is left to
+#: Largest e^{εd} coefficient put into an LP; beyond it the constraint is left to
 #: the repair step, which restores it exactly, and the LP value is only a lower bound.
 MAX_LOG_COEFFICIENT = 20.0
 

@@ -1,4 +1,4 @@
-"""Information-theoretic notions (DESIGN §2; paper 001; quantitative information flow).
+"""Information-theoretic notions (paper 001; quantitative information flow).
 
 * :class:`InformationPrivacy` — ε-information privacy (paper 001, Def. 6): Shannon capacity
   C(K) <= c bits, compiled exactly through the minimax identity C(K) = min_q max_x D(K[x] ‖ q):

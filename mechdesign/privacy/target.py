@@ -4,7 +4,7 @@
 one target, λ_s K_s = μ for all s (paper 003, §VI-B: a mechanism that produces μ whatever the
 context leaks nothing about which λ_s its input came from, Def. 15 with ε = 0 for every
 divergence). With ``distribution = "free"`` the LP chooses μ too: minimising expected loss
-then gives a W1 barycenter of the contexts' distributions (DESIGN §5).
+then gives a W1 barycenter of the contexts' distributions.
 
 :class:`ApproximateKnowledge` — the certificate line of paper 003's Theorem 3: the mechanism was
 built from distributions λ̂_s, inputs actually follow λ_s. It audits D∞, KL and every f-divergence
