@@ -15,6 +15,8 @@ import importlib
 import sys
 import types
 
+from .lazy_import import lazy_exports
+
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it
@@ -32,13 +34,7 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mechdesign' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def _function_named_like_its_module(name: str) -> property:
@@ -59,7 +55,3 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -35,3 +35,21 @@ class LazyModule:
 
 
 cvxpy = LazyModule("cvxpy")
+
+
+def lazy_exports(package: str, exports: dict[str, str], namespace: dict):
+    """``__getattr__`` and ``__dir__`` for a package whose public names (``exports``: name ->
+    submodule) load on first use (PEP 562); a loaded name is cached in ``namespace``."""
+
+    def __getattr__(name: str):
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{module}", package), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(exports))
+
+    return __getattr__, __dir__

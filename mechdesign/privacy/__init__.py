@@ -6,8 +6,7 @@ usual, and importing the package alone (the audit record type, say) loads none o
 
 from __future__ import annotations
 
-import importlib
-
+from ..lazy_import import lazy_exports
 from .base import AUDIT_TOL, Audit, Notion
 from .ldp import LDP, ApproxLDP, ldp  # light; and ``ldp`` must name the function, not the module
 
@@ -25,14 +24,4 @@ _EXPORTS = {
 __all__ = ["AUDIT_TOL", "Audit", "Notion", "LDP", "ApproxLDP", "ldp", *_EXPORTS]
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mechdesign.privacy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
