@@ -101,3 +101,10 @@ def test_select_takes_a_part_of_the_grid():
     assert len(small) == 2 * 3 * 3 + 2 * 3  # line: ε × priors × losses; profile: ε × priors
     large = envelope.select(grid, None, "large", None)
     assert len(large) + len(envelope.select(grid, None, "small", None)) == len(grid)
+
+
+def test_an_instance_past_its_time_limit_returns_a_certified_design():
+    out = envelope.instance({"family": "ldp", "size": 300, "epsilon": 0.5, "prior": "dirichlet",
+                             "loss": "squared", "time_limit": 1e-4})
+    assert out["status"] == "time-limit" and out["certificate_holds"]
+    assert out["bound"] is not None and out["bound"] <= out["objective"]
