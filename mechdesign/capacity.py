@@ -22,7 +22,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as sla
 
 from .errors import ProblemError
 from .mechanism import Mechanism, check_distribution, check_stochastic
@@ -647,6 +646,8 @@ def _newton_direction(A: np.ndarray, g: np.ndarray, gap: float = 0.0) -> np.ndar
     # near-null directions of near-duplicate rows, quadratic convergence as the gap closes
     ridge = max(1e-13, min(gap, 1.0) ** _RIDGE_POWER) * max(np.trace(A) / s, 1e-300)
     try:
+        import scipy.linalg as sla  # on first use: importing it costs 0.4 s at start-up
+
         c = sla.cho_factor(A + ridge * np.eye(s), check_finite=False)
         u = sla.cho_solve(c, g, check_finite=False)
         v = sla.cho_solve(c, ones, check_finite=False)

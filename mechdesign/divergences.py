@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 from .lazy_import import cvxpy as cp
 import numpy as np
-from scipy.special import kl_div
 
 from .errors import ProblemError
 
@@ -130,11 +129,13 @@ class Divergence:
 # numeric values (float64, along the last axis)
 
 def _kl(p, q):
+    from scipy.special import kl_div  # scipy.special takes half a second to import: on first use
+
     return kl_div(p, q).sum(axis=-1)
 
 
 def _reverse_kl(p, q):
-    return kl_div(q, p).sum(axis=-1)
+    return _kl(q, p)
 
 
 def _tv(p, q):
