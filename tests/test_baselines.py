@@ -1,4 +1,4 @@
-"""Baselines (DESIGN §6): every privacy claim is checked by the auditor, and the exact levels
+"""Baselines: every privacy claim is checked by the auditor, and the exact levels
 are compared with closed forms derived independently of the auditor."""
 
 import math

@@ -233,7 +233,7 @@ def test_peers_quick_agree_with_mechdesign_and_the_closed_form(out):
     assert data["all_checks_hold"]
     rows = {(r["case"], r["geometry"], r["size"]): r["tools"] for r in data["results"]}
     line = rows[("dprivacy", "line", 10)]
-    # MEASUREMENTS: exact optimum for n = 10, ε = 1 (remapped truncated geometric)
+    # exact optimum for n = 10, ε = 1 (the remapped truncated geometric, closed form)
     assert line["mechdesign"]["objective"] == pytest.approx(0.7163109738, abs=1e-9)
     assert line["qif"]["objective"] == pytest.approx(0.7163109738, abs=1e-6)
     assert line["mechdesign"]["qif_smallest_epsilon"] == pytest.approx(1.0, abs=1e-6)
@@ -257,7 +257,7 @@ def test_scale_quick_every_instance_isolated_certified_and_fitted(out):
         assert r["isolation"]["peak_rss_mb"] > 0 and r["total_seconds"] > 0
         assert r["solve_seconds"] is not None and r["compile_seconds"] is not None
     by = {(r["family"], r["label"]): r for r in rows}
-    # MEASUREMENTS: d-privacy on 20 points of a line, ε = 1: 0.7836114955
+    # d-privacy on 20 points of a line, ε = 1: 0.7836114955 (remapped truncated geometric)
     assert by[("dline", "n = 20")]["objective"] == pytest.approx(0.7836114955, abs=1e-9)
     for fam, e in data["results"]["growth_exponents"].items():
         assert e["finished"] == 2 and e["exponent"] is not None, fam

@@ -1,4 +1,4 @@
-"""Command line: solve, audit, JSON format (DESIGN §8), exit codes and bad input."""
+"""Command line: solve, audit, JSON result format, exit codes and bad input."""
 
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""Simulated collections (multinomial method, DESIGN §6) and repeated trials."""
+"""Simulated collections (multinomial method) and repeated trials."""
 
 import numpy as np
 import pytest

@@ -51,7 +51,7 @@ def test_sweep_of_a_metric_privacy_problem_equals_single_solves():
     eps = [1.0, 0.5, 2.0]  # not sorted: points in the given order
     result = sweep(make(), eps, use_special=False)
     assert result.compiles == 1
-    # published optima (MEASUREMENTS): n = 20 -> 0.7836114955 (ε = 1), 1.6414864271 (ε = 0.5)
+    # optima of the remapped truncated geometric (closed form): n = 20 -> 0.7836114955 (ε = 1), 1.6414864271 (ε = 0.5)
     assert result.objectives[0] == pytest.approx(0.7836114955, abs=1e-8)
     assert result.objectives[1] == pytest.approx(1.6414864271, abs=1e-8)
     np.testing.assert_allclose(result.objectives, independent_values(make, eps), rtol=1e-7)
