@@ -180,16 +180,6 @@ def test_shipped_max_entry_problems_carry_a_proven_bound(name):
     assert result.solver["bound"] <= result.objective
 
 
-def test_a_zero_design_has_the_trivial_bound_zero():
-    vec = np.array([0.2, 0.3, 0.5])
-    dom = Domain.from_size(3)
-    problem = Problem(inputs=dom, contexts={"a": vec, "b": vec.copy()},
-                      privacy=[ProfilePrivacy(0.1, [("a", "b")], {"a": vec, "b": vec.copy()})],
-                      objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), ["a", "b"]))
-    result = problem.solve()
-    assert result.status == "optimal" and result.objective == 0.0
-    assert result.solver["bound"] == 0.0 and result.solver["bound_proven"] is True
-
 
 # ---------------------------------------------------------------------------------------------
 # coupling mechanisms ("targets + expected loss")

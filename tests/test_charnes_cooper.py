@@ -85,7 +85,8 @@ def test_identical_profiles_give_the_exact_zero_design():
                       objective=MaxOffDiagonal(off_diagonal_mask(dom, dom), ["a", "b"]))
     result = problem.solve()
     assert SCALED in result.solver["name"] and result.status == "optimal"
-    assert result.objective == 0.0 and result.solver["bound"] == 0.0
+    # the zero design has the trivial proven bound 0 (masked entries are >= 0)
+    assert result.objective == 0.0 and result.solver["bound"] == 0.0 and result.solver["bound_proven"] is True
 
 
 def test_approximate_distp_takes_the_general_route():

@@ -83,25 +83,24 @@ def test_line_rays_equal_the_all_pairs_lp(eps, prior, loss):
     agrees(line_rays.solve_line(cost, points, eps), cost, d, eps)
 
 
-@pytest.mark.parametrize("eps,prior,loss", CASES[::3])
-def test_cone_rays_equal_the_all_pairs_lp(eps, prior, loss):
+def plane_instance(eps, prior, loss):
+    """Ten random points of the plane (Euclidean) for one (ε, prior, loss) case: cost, notion, d."""
     seed = CASES.index((eps, prior, loss))
     points = np.random.default_rng(seed).random((10, 2)) * 1.2
     cost = instance(points, prior, loss, seed)
     dom, metric = Domain.from_points(points), Metric("euclidean")
-    notion = MetricPrivacy(eps, metric, dom)
-    d = metric.distances(dom)
+    return cost, MetricPrivacy(eps, metric, dom), metric.distances(dom)
+
+
+@pytest.mark.parametrize("eps,prior,loss", CASES[::3])
+def test_cone_rays_equal_the_all_pairs_lp(eps, prior, loss):
+    cost, notion, d = plane_instance(eps, prior, loss)
     agrees(dantzig_wolfe.solve_metric(cost, d, (notion.i, notion.j), eps, gap=1e-9), cost, d, eps)
 
 
 @pytest.mark.parametrize("eps,prior,loss", CASES[1::3])
 def test_lazy_pairs_equal_the_all_pairs_lp(eps, prior, loss):
-    seed = CASES.index((eps, prior, loss))
-    points = np.random.default_rng(seed).random((10, 2)) * 1.2
-    cost = instance(points, prior, loss, seed)
-    dom, metric = Domain.from_points(points), Metric("euclidean")
-    notion = MetricPrivacy(eps, metric, dom)
-    d = metric.distances(dom)
+    cost, notion, d = plane_instance(eps, prior, loss)
     agrees(lazy_pairs.solve_lazily(cost, (notion.i, notion.j, notion.d), eps), cost, d, eps)
 
 
