@@ -32,12 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise, product
 
-from .lazy_import import cvxpy as cp
 import numpy as np
 from scipy import integrate
 
 from .domain import Domain
 from .errors import ProblemError
+from .lazy_import import cvxpy as cp
 from .mechanism import Mechanism, check_distribution
 from .metrics import Metric
 from .privacy.base import AUDIT_TOL, Audit, Notion, check_epsilon

@@ -27,6 +27,7 @@ from .errors import ProblemError
 from .render import plain
 from .result import check_output_path, write_json_atomic
 
+
 def load_problem(path):
     """Read a problem file (the package's loader, imported when a command needs it, so that
     ``--help`` does not load the solvers)."""

@@ -30,9 +30,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .highs_model import INF, SolverDeclined, checked, quiet_model, record_declined, run_to_optimum
+from .limits import Limits
 from .objectives import ExpectedLoss
 from .privacy.ldp import LDP, links
-from .limits import Limits
 from .problem import ContextSolution, register_special_solver, solve_contexts
 
 

@@ -13,11 +13,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-from .lazy_import import cvxpy as cp
 import numpy as np
 
 from .conic_bound import conic_snapshot
 from .errors import ProblemError
+from .lazy_import import cvxpy as cp
 from .limits import TIME_LIMIT, Limits
 from .lp_bound import snapshot_from_cache
 

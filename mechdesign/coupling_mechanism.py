@@ -34,10 +34,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from .errors import ProblemError
+from .highs_model import record_declined
 from .mechanism import check_distribution
 from .objectives import ExpectedLoss
 from .privacy.target import ApproximateKnowledge, Target
-from .highs_model import record_declined
 from .problem import register_special_solver, relative_gap
 
 

@@ -22,8 +22,19 @@ from .objectives import ExpectedLoss
 from .privacy.base import MAX_LOG_COEFFICIENT
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, relative_gap, solve_contexts
-from .ray_master import (ACCEPT_GAP, CHAIN_MAX_EXPONENT, DENSE_ENTRIES, TRUNCATE, RayMaster, capped_sum, give_time, peak_cap,  # noqa: F401
-                         polished_box_minimum, proven_box_minimum, radius)
+from .ray_master import (  # noqa: F401
+    ACCEPT_GAP,
+    CHAIN_MAX_EXPONENT,
+    DENSE_ENTRIES,
+    TRUNCATE,
+    RayMaster,
+    capped_sum,
+    give_time,
+    peak_cap,
+    polished_box_minimum,
+    proven_box_minimum,
+    radius,
+)
 from .symmetry import Symmetry, find, trivial
 
 INITIAL_RADIUS = 3.0

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .lazy_import import cvxpy as cp
 import numpy as np
 
 from .errors import ProblemError
+from .lazy_import import cvxpy as cp
 
 #: Cone classes, from cheapest to most general.
 CONES = ("linear", "second-order", "exponential")

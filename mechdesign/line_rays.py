@@ -42,8 +42,16 @@ from .metrics import on_a_line
 from .objectives import ExpectedLoss
 from .privacy.metric import MetricPrivacy
 from .problem import ContextSolution, register_special_solver, solve_contexts
-from .ray_master import (ACCEPT_GAP, CHAIN_MAX_EXPONENT, DENSE_ENTRIES, RayMaster, capped_sum, give_time, peak_cap,
-                         polished_box_minimum)
+from .ray_master import (
+    ACCEPT_GAP,
+    CHAIN_MAX_EXPONENT,
+    DENSE_ENTRIES,
+    RayMaster,
+    capped_sum,
+    give_time,
+    peak_cap,
+    polished_box_minimum,
+)
 
 NAME = "HiGHS Dantzig-Wolfe (line rays)"
 #: no row of the box LP has a coefficient above e^this (longer steps are chained, :class:`LineBox`)

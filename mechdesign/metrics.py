@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from .domain import Domain
 from .errors import ProblemError
+
+if TYPE_CHECKING:  # networkx is imported where graph metrics use it
+    import networkx as nx
 
 METRIC_KINDS = ("discrete", "absolute", "euclidean", "manhattan", "haversine", "graph", "matrix")
 EARTH_RADIUS_KM = 6371.0088
@@ -111,7 +114,7 @@ class Metric:
             return haversine_km(pa, pb)
         raise AssertionError(self.kind)
 
-    def graph(self, domain: Domain) -> "networkx.Graph":
+    def graph(self, domain: Domain) -> nx.Graph:
         import networkx as nx  # only graph metrics need it
 
         g = nx.Graph()

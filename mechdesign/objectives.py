@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Mapping
 
-from .lazy_import import cvxpy as cp
 import numpy as np
 
 from .domain import Domain
 from .errors import ProblemError
+from .lazy_import import cvxpy as cp
 
 
 class Objective:

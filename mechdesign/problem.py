@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from .lazy_import import cvxpy as cp
 import numpy as np
 
 from . import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
@@ -16,14 +15,12 @@ from .certify import audit_all, certify, neutral_row
 from .convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from .domain import Domain
 from .errors import ProblemError
+from .lazy_import import cvxpy as cp
 from .limits import TIME_LIMIT, Limits, check_time_limit
 from .mechanism import Mechanism
 from .objectives import Objective
 from .privacy.base import DEFAULT, Notion
 from .result import Result
-
-
-
 
 #: Special-cased solvers (couplings, structured LPs at scale): each takes a Problem and returns
 #: (raw matrices, info) when it solves that problem exactly, or None to pass. ``info`` holds

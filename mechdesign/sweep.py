@@ -22,8 +22,8 @@ import numpy as np
 from cvxpy.reductions.solvers.conic_solvers.conic_solver import dims_to_solver_dict
 from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHighs
 
-from .errors import ProblemError
 from .convex_route import run_solver
+from .errors import ProblemError
 from .limits import Limits
 from .problem import SPECIAL_SOLVERS, Problem, _try_special, load_special_solvers
 from .result import Result

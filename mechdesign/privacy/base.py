@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..errors import ProblemError
+from ..lazy_import import cvxpy as cp
 
 #: An audited level holds when achieved <= requested + AUDIT_TOL.
 AUDIT_TOL = 1e-9

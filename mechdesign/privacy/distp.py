@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..errors import ProblemError
+from ..lazy_import import cvxpy as cp
 from .base import (
     AUDIT_TOL,
     DEFAULT,

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..divergences import Divergence
 from ..divergences import divergence as lookup
 from ..errors import ProblemError
+from ..lazy_import import cvxpy as cp
 from .base import (
     AUDIT_TOL,
     MAX_LOG_COEFFICIENT,

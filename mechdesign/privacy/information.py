@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 
 from ..capacity import LN2, _gain, _mi, shannon_capacity
 from ..errors import ProblemError
+from ..lazy_import import cvxpy as cp
 from .base import AUDIT_TOL, Audit, Notion, check_epsilon
 
 #: gap of the capacity solves in audits (bits), below AUDIT_TOL

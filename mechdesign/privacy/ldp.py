@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 
+from ..lazy_import import cvxpy as cp
 from .base import (
     AUDIT_TOL,
     MAX_LOG_COEFFICIENT,
@@ -24,7 +24,6 @@ from .base import (
     check_epsilon,
     hockey_stick,
 )
-
 
 #: the log of the largest coefficient of one chain link
 LINK_LOG = 10.0

@@ -18,12 +18,12 @@ most |X|·|Y|·TINY·max|C|.
 
 from __future__ import annotations
 
-from ..lazy_import import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
 from ..errors import ProblemError
+from ..lazy_import import cvxpy as cp
 from ..metrics import Metric, on_a_line
 from .base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
 
