@@ -373,7 +373,7 @@ def _solve_general(cost, distances, notion, points, gap: float, limits, path: li
     """One context: rays first; when they stall, the lazy-pairs LP for a design of at most
     LAZY_MAX_ENTRIES entries, a decline for one the plain LP can finish (DENSE_ENTRIES), and
     otherwise the rays' best design with its proven bound. Each step is noted in ``path``."""
-    from .lazy_pairs import solve_lazily  # lazy_pairs imports this module
+    from .lazy_pairs import repairer, solve_lazily  # lazy_pairs imports this module
 
     symmetry = find(points, distances, cost)
     try:
@@ -383,7 +383,8 @@ def _solve_general(cost, distances, notion, points, gap: float, limits, path: li
         path.append(f"cone rays: {stalled.reason}")
         if cost.size <= LAZY_MAX_ENTRIES:
             path.append("lazy pairs: the rays stalled and the LP with lazy pair rows is affordable")
-            return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits)
+            return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
+                                incumbent=stalled.solution, repair=repairer(notion))
         if cost.size <= DENSE_ENTRIES:
             raise
         path.append("cone rays: best design with its proven bound (too large for the LP)")

@@ -113,3 +113,51 @@ def test_problem_file_time_limit_is_read_and_checked(run_cli, tmp_path):
     path.write_text(LDP_FILE + "[solve]\ntime_limit = -1\n")
     code, _out, err = run_cli("solve", path)
     assert code == 2 and "solve.time_limit" in err
+
+
+class _ExpiresAfterRounds(Limits):
+    """Limits that expire once ``rounds`` rounds have been reported (no clock involved)."""
+
+    def __init__(self, rounds: int):
+        super().__init__()
+        self.rounds = rounds
+
+    def expired(self) -> bool:
+        return len(self.history) >= self.rounds
+
+
+def _plane_notion(eps: float = 0.4):
+    rng = np.random.default_rng(11)
+    dom = Domain.from_points(rng.random((30, 2)) * 5.0)
+    metric = Metric("euclidean")
+    notion = MetricPrivacy(eps, metric, dom)
+    cost = metric.distances(dom) * rng.dirichlet(np.ones(30))[:, None]
+    return notion, cost
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 2])
+def test_lazy_pairs_at_the_deadline_return_a_private_design_and_a_valid_bound(rounds):
+    from mechdesign.lazy_pairs import repairer, solve_lazily
+
+    notion, cost = _plane_notion()
+    pairs = (notion.i, notion.j, notion.d)
+    exact = solve_lazily(cost, pairs, notion.epsilon)
+    assert not exact.stopped and exact.objective - exact.bound <= 1e-9 * exact.objective
+    stopped = solve_lazily(cost, pairs, notion.epsilon, limits=_ExpiresAfterRounds(rounds), repair=repairer(notion))
+    assert stopped.stopped
+    assert notion.level(stopped.matrix) <= notion.epsilon + 1e-9  # private as returned
+    np.testing.assert_allclose(stopped.matrix.sum(axis=1), 1.0, atol=1e-9)
+    assert stopped.objective == pytest.approx(float((cost * stopped.matrix).sum()), rel=1e-12)
+    assert stopped.bound <= exact.objective * (1 + 1e-9) <= stopped.objective * (1 + 2e-9)
+    constant = cost.sum(axis=0).min()  # the best data-independent design, the fallback
+    assert stopped.objective <= constant * (1 + 1e-12)
+
+
+def test_lazy_pairs_without_a_relaxed_optimum_return_the_constant_design():
+    from mechdesign.lazy_pairs import _better_when_stopped, constant_design, repairer
+
+    notion, cost = _plane_notion()
+    found = _better_when_stopped(None, constant_design(cost), cost, repairer(notion), 0, 0)
+    assert found.stopped and notion.level(found.matrix) == 0.0
+    assert found.objective == pytest.approx(cost.sum(axis=0).min())
+    assert found.bound == pytest.approx(cost.min(axis=1).sum())  # the optimum without privacy
