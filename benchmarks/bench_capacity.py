@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
-from mechdesign.capacity import LN2, mutual_information, shannon_capacity
+from mechdesign.information.capacity import LN2, mutual_information, shannon_capacity
 
 TOL = 1e-9
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results  # noqa: E402
 
 from mechdesign import Domain, Metric, Problem  # noqa: E402
-from mechdesign.objectives import ExpectedLoss  # noqa: E402
+from mechdesign.core.objectives import ExpectedLoss  # noqa: E402
 from mechdesign.privacy import LDP, MetricPrivacy  # noqa: E402
 
 warnings.filterwarnings("ignore")

@@ -1,4 +1,4 @@
-"""Benchmark: optimal couplings (mechdesign.coupling) against POT in the same run.
+"""Benchmark: optimal couplings (mechdesign.transport.coupling) against POT in the same run.
 
     python benchmarks/bench_coupling.py [--quick]
 
@@ -43,7 +43,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
-from mechdesign.coupling import coupling, coupling_certificate, wasserstein
+from mechdesign.transport.coupling import coupling, coupling_certificate, wasserstein
 
 try:
     import ot  # peer, never imported by mechdesign itself
@@ -155,7 +155,7 @@ _FIRST_CALL = """
 import time
 t0 = time.perf_counter()
 import numpy as np
-from mechdesign.coupling import coupling
+from mechdesign.transport.coupling import coupling
 t1 = time.perf_counter()
 rng = np.random.default_rng(0)
 X, Y = rng.random((50, 2)), rng.random((50, 2))

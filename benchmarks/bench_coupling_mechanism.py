@@ -4,7 +4,7 @@
 
 Both paths solve the same problem (paper 003, Def. 18): one mechanism per context, every
 context's output distribution equal to the target, minimum expected loss. The special solver runs
-one optimal transport per context (`mechdesign.coupling`); the LP is the generic cvxpy + HiGHS
+one optimal transport per context (`mechdesign.transport.coupling`); the LP is the generic cvxpy + HiGHS
 program (solver = "highs"). Writes benchmarks/results/coupling_mechanism.json with both times,
 both certified objectives and their relative difference.
 
@@ -27,7 +27,7 @@ from common import write_results  # noqa: E402
 
 import mechdesign  # noqa: E402
 from mechdesign import Domain, Problem  # noqa: E402
-from mechdesign.objectives import ExpectedLoss  # noqa: E402
+from mechdesign.core.objectives import ExpectedLoss  # noqa: E402
 from mechdesign.privacy import Target  # noqa: E402
 
 warnings.filterwarnings("ignore")

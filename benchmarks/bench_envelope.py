@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mechdesign.bench import envelope
 from mechdesign.bench.common import Context, now, record, write_record
-from mechdesign.executor import make_executor
+from mechdesign.bench.executor import make_executor
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, write_results
 
 import mechdesign
-from mechdesign import baselines as B
-from mechdesign.compare import ground_cost, input_distributions
-from mechdesign.estimation import ibu
-from mechdesign.simulation import run_trials, simulate
-from mechdesign.sweep import sweep
+from mechdesign.mechanisms import baselines as B
+from mechdesign.estimation.compare import ground_cost, input_distributions
+from mechdesign.estimation.estimation import ibu
+from mechdesign.estimation.simulation import run_trials, simulate
+from mechdesign.design.sweep import sweep
 
 warnings.filterwarnings("ignore")
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +105,7 @@ def bench_ibu(plain_cap: int) -> list[dict]:
 
 
 def bench_accuracy(users: int, trials: int, epsilons: np.ndarray) -> tuple[list[dict], Path]:
-    from mechdesign.plots import plot_curves
+    from mechdesign.cli.plots import plot_curves
 
     problem = mechdesign.load_problem(ROOT / "problems" / "paper002-hybrid.toml")
     lam = input_distributions(problem)["default"]

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
 from mechdesign import Domain, Problem
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
-from mechdesign.sweep import sweep
+from mechdesign.design.sweep import sweep
 
 warnings.filterwarnings("ignore")
 

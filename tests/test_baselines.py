@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Metric, ProblemError
-from mechdesign import baselines as B
+from mechdesign.mechanisms import baselines as B
 from mechdesign.privacy import LDP, MetricPrivacy, ProfilePrivacy
 
 

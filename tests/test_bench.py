@@ -10,7 +10,7 @@ import pytest
 
 from mechdesign.bench import SUITES, paper003, run_suite
 from mechdesign.bench.isolate import run_isolated
-from mechdesign.executor import SerialExecutor, make_executor
+from mechdesign.bench.executor import SerialExecutor, make_executor
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -1,4 +1,4 @@
-"""Capacity solver and leakage measures (mechdesign.capacity): closed forms, a second
+"""Capacity solver and leakage measures (mechdesign.information.capacity): closed forms, a second
 algorithm (cvxpy exponential cone), certificates, and paper 001's max-information theorem."""
 
 import cvxpy as cp
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign.baselines import krr
-from mechdesign.capacity import (
+from mechdesign.mechanisms.baselines import krr
+from mechdesign.information.capacity import (
     LN2,
     g_leakage,
     max_information_audit,
@@ -128,7 +128,7 @@ def test_near_duplicate_rows_from_solver_round_off_still_converge():
 def test_smooth_gaussian_channels_with_near_dependent_rows_converge(values, sigma, outputs):
     # rows are shifted Gaussians: many are near mixtures of their neighbours and the optimal
     # input is discrete (a few mass points), the hard case for Blahut–Arimoto and for Newton
-    from mechdesign.channels import gaussian_capacity_bound, gaussian_channel
+    from mechdesign.mechanisms.channels import gaussian_capacity_bound, gaussian_channel
 
     K = gaussian_channel(np.arange(float(values)), sigma, outputs=outputs).matrix
     r = shannon_capacity(K)

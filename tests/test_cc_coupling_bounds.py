@@ -12,17 +12,17 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Problem
-from mechdesign.charnes_cooper import (
+from mechdesign.solvers.charnes_cooper import (
     ScaledProgram,
     bound_from_multipliers,
     exp_upper,
     pair_multipliers,
     solve_max_entry,
 )
-from mechdesign.objectives import MaxOffDiagonal, off_diagonal_mask
+from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.privacy import ProfilePrivacy
 from mechdesign.privacy.distp import DistP, Side, XDistP
-from mechdesign.spec import load_problem
+from mechdesign.design.spec import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 EPSILONS = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 35.0)
@@ -215,7 +215,7 @@ def random_loss(rng, n: int, m: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(30))
 def test_the_coupling_bound_is_proven_and_meets_the_independent_design_lp(seed):
-    from mechdesign.objectives import ExpectedLoss
+    from mechdesign.core.objectives import ExpectedLoss
     from mechdesign.privacy import Target
 
     rng = np.random.default_rng(seed)
@@ -241,8 +241,8 @@ def test_any_potentials_give_a_valid_coupling_bound():
     """proven_context_bound is weak duality for every g: random potentials, the transport
     potentials shifted or scaled, never exceed the independent optimum; the transport
     potentials reach it."""
-    from mechdesign.coupling import coupling
-    from mechdesign.coupling_mechanism import proven_context_bound
+    from mechdesign.transport.coupling import coupling
+    from mechdesign.mechanisms.coupling_mechanism import proven_context_bound
 
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -262,7 +262,7 @@ def test_any_potentials_give_a_valid_coupling_bound():
 def test_the_bound_keeps_rows_weighted_off_the_context():
     """Row weights that only approximately equal w·λ (within the solver's 1e-12 test) and a
     context with an input of zero mass: the bound uses the weights as given."""
-    from mechdesign.coupling_mechanism import proven_context_bound
+    from mechdesign.mechanisms.coupling_mechanism import proven_context_bound
 
     lam, mu = np.array([0.5, 0.0, 0.5]), np.array([0.2, 0.3, 0.5])
     loss = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)

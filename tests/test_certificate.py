@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Metric, Problem
-from mechdesign.certify import certify
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.privacy.certify import certify
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, DistP, MetricPrivacy, Side
 
 

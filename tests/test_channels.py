@@ -1,4 +1,4 @@
-"""Paper 001's privacy channels (mechdesign.channels): closed forms and calibrations."""
+"""Paper 001's privacy channels (mechdesign.mechanisms.channels): closed forms and calibrations."""
 
 import itertools
 
@@ -7,9 +7,9 @@ import pytest
 from scipy.optimize import brentq
 
 from mechdesign import ProblemError
-from mechdesign.baselines import krr
-from mechdesign.capacity import min_entropy_capacity, mutual_information, shannon_capacity
-from mechdesign.channels import (
+from mechdesign.mechanisms.baselines import krr
+from mechdesign.information.capacity import min_entropy_capacity, mutual_information, shannon_capacity
+from mechdesign.mechanisms.channels import (
     binary_entropy,
     binary_symmetric,
     calibrate_binary_symmetric,

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import Domain, Problem
-from mechdesign.charnes_cooper import max_entry_by_scaling
-from mechdesign.objectives import MaxOffDiagonal, off_diagonal_mask
+from mechdesign.solvers.charnes_cooper import max_entry_by_scaling
+from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.privacy import ProfilePrivacy
 from mechdesign.privacy.distp import DistP, Side, XDistP
 

@@ -84,7 +84,7 @@ def test_audit_command_accepts_a_result_and_rejects_a_tampered_one(run_cli, tmp_
 
 def test_infeasible_constraints_give_status_infeasible_and_no_mechanism():
     from mechdesign import Domain, Problem
-    from mechdesign.objectives import ExpectedLoss
+    from mechdesign.core.objectives import ExpectedLoss
     from mechdesign.privacy.base import Audit, Notion
 
     class AtLeastTwo(Notion):  # an impossible user-defined constraint: K[0, 0] >= 2
@@ -159,7 +159,7 @@ def test_missing_file_exits_2(run_cli, tmp_path):
 
 
 def test_console_script_runs_as_a_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(ROOT / "problems/warner-rr.toml"),
+    proc = subprocess.run([sys.executable, "-m", "mechdesign", "solve", str(ROOT / "problems/warner-rr.toml"),
                            "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["objective"]["value"] == pytest.approx(1 / (1 + np.e), abs=1e-9)

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.errors import ProblemError
+from mechdesign.core.errors import ProblemError
 from mechdesign.privacy.base import Audit
-from mechdesign.problem import Problem
-from mechdesign.result import sigterm_remover, write_json_atomic
-from mechdesign.sizes import check_design_size, design_bytes, largest_square
-from mechdesign.spec import load_problem
+from mechdesign.design.problem import Problem
+from mechdesign.design.result import sigterm_remover, write_json_atomic
+from mechdesign.core.sizes import check_design_size, design_bytes, largest_square
+from mechdesign.design.spec import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 WARNER = ROOT / "problems" / "warner-rr.toml"
@@ -274,7 +274,7 @@ def test_sigterm_handler_removes_the_temporary_file(tmp_path):
 
 SLOW_WRITE = textwrap.dedent("""
     import sys, time
-    from mechdesign.result import write_json_atomic
+    from mechdesign.design.result import write_json_atomic
 
     class Rows(list):  # the JSON encoder iterates it: announce, then block inside the write
         def __iter__(self):
@@ -322,7 +322,7 @@ def test_names_and_labels_print_literally(tmp_path, run_cli, name, label):
 
 
 def test_mathtext_in_names_and_labels_is_drawn_literally(tmp_path, run_cli):
-    from mechdesign.plots import literal
+    from mechdesign.cli.plots import literal
 
     import matplotlib.text
 
@@ -341,7 +341,7 @@ def test_mathtext_in_names_and_labels_is_drawn_literally(tmp_path, run_cli):
 
 @pytest.fixture(scope="module")
 def skewed_result(tmp_path_factory):
-    from mechdesign.cli import main
+    from mechdesign.cli.commands import main
 
     path = tmp_path_factory.mktemp("audit") / "r.json"
     assert main(["solve", str(SKEWED), "--out", str(path)]) == 0
@@ -427,10 +427,10 @@ def test_unreadable_mechanism_files_exit_2(tmp_path, run_cli, raw):
     assert err.startswith(f"{path}: ") and err.count("\n") == 1
 
 
-HAS_EXACT = "exact" in inspect.signature(importlib.import_module("mechdesign.audit").audit).parameters
+HAS_EXACT = "exact" in inspect.signature(importlib.import_module("mechdesign.privacy.audit").audit).parameters
 
 
-@pytest.mark.skipif(not HAS_EXACT, reason="mechdesign.audit.audit has no exact keyword")
+@pytest.mark.skipif(not HAS_EXACT, reason="mechdesign.privacy.audit.audit has no exact keyword")
 def test_audit_exact_flag(tmp_path, run_cli, skewed_result):
     code, out, err, path = _audit(run_cli, tmp_path, skewed_result, "--exact")
     assert code == 0, err
@@ -446,7 +446,7 @@ def test_audit_exact_flag(tmp_path, run_cli, skewed_result):
 
 def test_a_closed_pipe_ends_quietly_with_141():
     # the result is ~200 kB, more than a pipe holds, so the write must meet the closed pipe
-    script = (f'"{sys.executable}" -m mechdesign.cli solve "{AIRPORTS}" --json | head -c 10; '
+    script = (f'"{sys.executable}" -m mechdesign solve "{AIRPORTS}" --json | head -c 10; '
               'echo " ${PIPESTATUS[0]}"')
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.stdout.startswith('{\n  "probl') and proc.stdout.endswith(" 141\n")

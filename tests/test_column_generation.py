@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Problem
-from mechdesign.column_generation import LDPCone, solve_by_columns
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
 
 

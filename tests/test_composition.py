@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from mechdesign.composition import compose_independent, compose_shared, product_distribution
-from mechdesign.divergences import divergence
-from mechdesign.errors import ProblemError
-from mechdesign.mechanism import Mechanism
+from mechdesign.mechanisms.composition import compose_independent, compose_shared, product_distribution
+from mechdesign.core.divergences import divergence
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.mechanism import Mechanism
 
 KL = divergence("kl")
 

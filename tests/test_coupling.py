@@ -1,4 +1,4 @@
-"""Couplings, W1, W∞ and TV (mechdesign.coupling) against independently computed answers."""
+"""Couplings, W1, W∞ and TV (mechdesign.transport.coupling) against independently computed answers."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import mechdesign.coupling as coupling_module
-from mechdesign.coupling import (
+import mechdesign.transport.coupling as coupling_module
+from mechdesign.transport.coupling import (
     coupling,
     coupling_certificate,
     distance,
     total_variation,
     wasserstein,
 )
-from mechdesign.errors import ProblemError
+from mechdesign.core.errors import ProblemError
 
 R_EARTH = 6371.0088
 

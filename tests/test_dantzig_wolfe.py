@@ -5,9 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign import Domain, Metric, Problem, dantzig_wolfe, symmetry
-from mechdesign.dantzig_wolfe import LinePricing
-from mechdesign.objectives import ExpectedLoss
+from mechdesign import Domain, Metric, Problem
+from mechdesign.solvers import dantzig_wolfe
+from mechdesign.solvers import symmetry
+from mechdesign.solvers.dantzig_wolfe import LinePricing
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
 
 
@@ -130,7 +132,7 @@ def test_capped_sum_is_the_fractional_knapsack_minimum(p, cap):
 
 
 def test_lattice_shortcut_finds_the_same_pairs_as_the_general_betweenness_test():
-    from mechdesign.metrics import _pairs_without_intermediate
+    from mechdesign.core.metrics import _pairs_without_intermediate
 
     dom = Domain.from_grid(5, 7, cell=1.5)
     metric = Metric("euclidean")

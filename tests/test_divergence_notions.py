@@ -9,10 +9,10 @@ from scipy.optimize import brentq
 from scipy.stats import entropy
 
 import mechdesign
-from mechdesign.divergences import DIVERGENCES, divergence
-from mechdesign.domain import Domain
-from mechdesign.metrics import Metric
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.core.divergences import DIVERGENCES, divergence
+from mechdesign.core.domain import Domain
+from mechdesign.core.metrics import Metric
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import (
     LDP,
     DistP,
@@ -23,7 +23,7 @@ from mechdesign.privacy import (
     Side,
     ldp,
 )
-from mechdesign.problem import Problem
+from mechdesign.design.problem import Problem
 
 # symmetric binary channel [[1−a, a], [a, 1−a]]: each divergence between its rows, by hand
 BINARY = {

@@ -8,14 +8,14 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from mechdesign.divergences import (
+from mechdesign.core.divergences import (
     DIVERGENCES,
     F_DIVERGENCES,
     approximate_max_divergence,
     divergence,
     f_divergence_value,
 )
-from mechdesign.errors import ProblemError
+from mechdesign.core.errors import ProblemError
 from mechdesign.privacy.base import hockey_stick
 
 P = np.array([0.5, 0.5])

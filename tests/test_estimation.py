@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign import baselines as B
-from mechdesign.estimation import (
+from mechdesign.mechanisms import baselines as B
+from mechdesign.estimation.estimation import (
     ConvergenceWarning,
     emd,
     errors,
@@ -174,7 +174,7 @@ def test_errors_with_no_ground_metric_make_emd_equal_tv():
 
 def test_emd_with_tiny_masses_equals_the_transportation_lp():
     # estimates carry masses like 1e-26 and 1e-11 (IBU); the EMD must still be the exact W1
-    from mechdesign.estimation import _transport_lp
+    from mechdesign.estimation.estimation import _transport_lp
 
     pts = np.array([(r, c) for r in range(5) for c in range(5)], dtype=float)
     cost = np.linalg.norm(pts[:, None] - pts[None, :], axis=2)

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import mechdesign
-from mechdesign.audit import audit
-from mechdesign.domain import Domain
-from mechdesign.errors import ProblemError
-from mechdesign.exact_audit.arith import dyadic, exact_vecmat, float_down, float_up
-from mechdesign.exact_audit.divergence_notions import divergence_bounds
-from mechdesign.metrics import Metric
+from mechdesign.privacy.audit import audit
+from mechdesign.core.domain import Domain
+from mechdesign.core.errors import ProblemError
+from mechdesign.privacy.exact.arith import dyadic, exact_vecmat, float_down, float_up
+from mechdesign.privacy.exact.divergence_notions import divergence_bounds
+from mechdesign.core.metrics import Metric
 from mechdesign.privacy import (
     LDP,
     ApproxLDP,
@@ -328,7 +328,7 @@ def _oracle_ratio(k: np.ndarray, dist: np.ndarray, eps: Fraction) -> bool:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_verdicts_at_the_boundary_agree_with_a_high_precision_oracle(seed):
-    from mechdesign.exact_audit import exact_audit
+    from mechdesign.privacy.exact import exact_audit
     from mechdesign.privacy.base import AUDIT_TOL
 
     rng = np.random.default_rng(seed)
@@ -348,7 +348,7 @@ def test_verdicts_at_the_boundary_agree_with_a_high_precision_oracle(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_hockey_stick_verdict_agrees_with_a_high_precision_oracle(seed):
-    from mechdesign.exact_audit import exact_audit
+    from mechdesign.privacy.exact import exact_audit
 
     rng = np.random.default_rng(10 + seed)
     k = rng.dirichlet(np.ones(5), size=4)

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from mechdesign.bench import paper004, run_suite
-from mechdesign.errors import ProblemError
-from mechdesign.executor import LocalExecutor, SerialExecutor, make_executor
+from mechdesign.core.errors import ProblemError
+from mechdesign.bench.executor import LocalExecutor, SerialExecutor, make_executor
 
 
 def without_times(x):
@@ -33,7 +33,7 @@ def test_local_pool_returns_the_serial_results_in_input_order():
 
 def test_dask_local_cluster_of_two_workers_returns_the_local_pool_results(tmp_path):
     pytest.importorskip("distributed")
-    from mechdesign.executor import DaskExecutor
+    from mechdesign.bench.executor import DaskExecutor
 
     with LocalExecutor(2) as pool:
         local, _ = run_suite("paper004", tmp_path / "local", quick=True, executor=pool)
@@ -64,7 +64,7 @@ def test_dask_flags_without_dask_exit_2_with_the_install_hint(run_cli, monkeypat
 
 def test_unreachable_scheduler_exits_2_naming_the_address(run_cli, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("mechdesign.executor.CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr("mechdesign.bench.executor.CONNECT_TIMEOUT", 1.0)
     code, _out, err = run_cli("bench", "paper004", "--quick", "--out", tmp_path,
                              "--scheduler", "tcp://127.0.0.1:9")
     assert code == 2

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from mechdesign.errors import ProblemError
-from mechdesign.result import Result
-from mechdesign.spec import load_problem
+from mechdesign.core.errors import ProblemError
+from mechdesign.design.result import Result
+from mechdesign.design.spec import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))
@@ -238,7 +238,7 @@ CLI_CASES = CASES[::7]
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[_ids(c) for c in CLI_CASES])
 def test_the_command_line_exits_2_with_one_line_or_runs(tmp_path, capsys, case):
-    from mechdesign.cli import main
+    from mechdesign.cli.commands import main
 
     source, label, text = case
     path = tmp_path / "mutant.toml"
@@ -270,7 +270,7 @@ def test_mutants_through_a_subprocess(tmp_path, case):
     source, label, text = case
     path = tmp_path / "mutant.toml"
     path.write_text(text, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "mechdesign.cli", "solve", str(path), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "mechdesign", "solve", str(path), "--json"],
                           capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr
     if label == "byte-order mark":

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from mechdesign import problem_from_dict
-from mechdesign.audit import audit
-from mechdesign.baselines import krr
-from mechdesign.capacity import (
+from mechdesign.privacy.audit import audit
+from mechdesign.mechanisms.baselines import krr
+from mechdesign.information.capacity import (
     min_entropy_capacity,
     mutual_information,
     posterior_g_vulnerability,
     shannon_capacity,
 )
-from mechdesign.channels import krr_at_capacity
+from mechdesign.mechanisms.channels import krr_at_capacity
 from mechdesign.privacy.information import (
     GVulnerability,
     InformationPrivacy,
@@ -121,7 +121,7 @@ def test_mutual_information_design_under_skewed_prior():
     mi = mutual_information(prior, res.mechanism.matrix)
     assert mi <= bits + 1e-9 and mi >= bits - 1e-5  # the bound binds
     # identity leaks H(prior) > 0.3 bits, so the constraint costs accuracy, but less than kRR
-    from mechdesign.channels import krr_at_mutual_information
+    from mechdesign.mechanisms.channels import krr_at_mutual_information
 
     base = krr_at_mutual_information(5, np.array(prior), bits).matrix
     assert res.objective <= prob.objective.value({"default": base}) + 1e-7
@@ -200,7 +200,7 @@ def test_bad_information_input_exits_2_with_a_clear_message(run_cli, tmp_path, p
 
 @pytest.mark.parametrize("notion", ["min-entropy", "g-vulnerability"])
 def test_sweeping_bits_compiles_once_and_follows_the_closed_form(notion):
-    from mechdesign.sweep import sweep
+    from mechdesign.design.sweep import sweep
 
     prob = problem([{"notion": notion, "bits": 0.5}], {"kind": "error-probability"},
                    inputs={"size": 4})

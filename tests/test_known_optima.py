@@ -5,8 +5,8 @@ import pytest
 
 import mechdesign
 from mechdesign import Domain, Metric, Problem
-from mechdesign.baselines import krr
-from mechdesign.objectives import ErrorProbability, ExpectedLoss, hamming_loss
+from mechdesign.mechanisms.baselines import krr
+from mechdesign.core.objectives import ErrorProbability, ExpectedLoss, hamming_loss
 from mechdesign.privacy import LDP, ApproxLDP, MetricPrivacy
 
 

@@ -15,9 +15,12 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mechdesign import Domain, Metric, Problem, dantzig_wolfe, lazy_pairs, line_rays
-from mechdesign.limits import Limits
-from mechdesign.objectives import ExpectedLoss
+from mechdesign import Domain, Metric, Problem
+from mechdesign.solvers import dantzig_wolfe
+from mechdesign.solvers import lazy_pairs
+from mechdesign.solvers import line_rays
+from mechdesign.core.limits import Limits
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
 from tests.test_bench_envelope import remapped_geometric_loss
 

@@ -19,11 +19,11 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.domain import Domain
-from mechdesign.errors import ProblemError
-from mechdesign.metrics import Metric, _is_full_lattice
+from mechdesign.core.domain import Domain
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.metrics import Metric, _is_full_lattice
 from mechdesign.privacy.metric import TINY, MetricPrivacy
-from mechdesign.symmetry import find
+from mechdesign.solvers.symmetry import find
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
@@ -232,9 +232,9 @@ def _scattered_with_duplicate(n=30, seed=3):
 def test_general_metric_routes_with_a_duplicate_point(epsilon, route, monkeypatch):
     if "lazy" in route:  # rays that stall at once hand the design to the lazy-pairs LP
         def stall(*args, **kwargs):
-            raise mechdesign.dantzig_wolfe.RaysStalled("stalled (test)", None)
+            raise mechdesign.solvers.dantzig_wolfe.RaysStalled("stalled (test)", None)
 
-        monkeypatch.setattr(mechdesign.dantzig_wolfe, "solve_metric", stall)
+        monkeypatch.setattr(mechdesign.solvers.dantzig_wolfe, "solve_metric", stall)
     pts = _scattered_with_duplicate()
     n = len(pts)
     prior = np.random.default_rng(1).dirichlet(np.ones(n))

@@ -1,4 +1,4 @@
-"""The transportation network simplex (mechdesign.network_simplex) against independent answers:
+"""The transportation network simplex (mechdesign.transport.network_simplex) against independent answers:
 scipy's linprog on the dense LP, duals re-checked on the dense matrix, and the spanning-tree
 invariants re-derived from ``parent`` alone after every single pivot."""
 
@@ -9,10 +9,10 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-import mechdesign.coupling as coupling_module
-import mechdesign.network_simplex as ns
-from mechdesign.coupling import _Cost, _kd_order, _nw_corner, coupling, coupling_certificate
-from mechdesign.network_simplex import TransportCost, transport_simplex
+import mechdesign.transport.coupling as coupling_module
+import mechdesign.transport.network_simplex as ns
+from mechdesign.transport.coupling import _Cost, _kd_order, _nw_corner, coupling, coupling_certificate
+from mechdesign.transport.network_simplex import TransportCost, transport_simplex
 
 R_EARTH = 6371.0088
 

@@ -7,12 +7,12 @@ import pytest
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.coupling_mechanism import mechanism_from_coupling
-from mechdesign.divergences import DIVERGENCES, F_DIVERGENCES, divergence
-from mechdesign.domain import Domain
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.mechanisms.coupling_mechanism import mechanism_from_coupling
+from mechdesign.core.divergences import DIVERGENCES, F_DIVERGENCES, divergence
+from mechdesign.core.domain import Domain
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import ApproximateKnowledge, DivergenceDistP, DivergenceDP, Side
-from mechdesign.problem import Problem
+from mechdesign.design.problem import Problem
 
 
 def reflexive_relation(rng, n):

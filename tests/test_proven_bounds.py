@@ -11,13 +11,14 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mechdesign import Domain, Metric, Problem, lazy_pairs
-from mechdesign import convex_route as problem_module
-from mechdesign.highs_model import quiet_model
-from mechdesign.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
-from mechdesign.objectives import ExpectedLoss, WorstCaseLoss
+from mechdesign import Domain, Metric, Problem
+from mechdesign.solvers import lazy_pairs
+from mechdesign.solvers import convex_route as problem_module
+from mechdesign.solvers.highs_model import quiet_model
+from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
+from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
 from mechdesign.privacy import LDP, MetricPrivacy
-from mechdesign.spec import load_problem
+from mechdesign.design.spec import load_problem
 
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -74,7 +75,7 @@ def test_lazy_pairs_route_end_to_end(monkeypatch):
     # 30 random locations, small ε, rays that stall at once: Problem.solve goes on to the
     # lazy-pairs LP; its reported bound (through the objective scaling of solve_contexts) is
     # proven and tight
-    from mechdesign import dantzig_wolfe
+    from mechdesign.solvers import dantzig_wolfe
 
     def stall(*args, **kwargs):
         raise dantzig_wolfe.RaysStalled("stalled (test)", None)
@@ -274,7 +275,7 @@ def test_conic_bound_holds_at_loose_solver_tolerances(monkeypatch):
 
 
 def test_dual_cone_point_is_in_the_dual_exponential_cone():
-    from mechdesign.conic_bound import dual_cone_point
+    from mechdesign.solvers.conic_bound import dual_cone_point
 
     rng = np.random.default_rng(5)
     z = rng.normal(size=2 + 3 + 3 * 200) * rng.choice([1e-3, 1.0, 30.0], size=2 + 3 + 3 * 200)

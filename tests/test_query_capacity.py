@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from mechdesign import ProblemError
-from mechdesign.capacity import mutual_information, shannon_capacity
-from mechdesign.channels import binary_entropy, binary_symmetric
-from mechdesign.query_capacity import (
+from mechdesign.information.capacity import mutual_information, shannon_capacity
+from mechdesign.mechanisms.channels import binary_entropy, binary_symmetric
+from mechdesign.information.query_capacity import (
     individual_channel_capacity,
     query_dp_epsilon,
     query_max_information,

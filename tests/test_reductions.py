@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mechdesign import Domain, Metric, Problem
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, MetricPrivacy
 
 

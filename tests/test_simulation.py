@@ -5,8 +5,8 @@ import pytest
 from scipy import stats
 
 from mechdesign import ProblemError
-from mechdesign import baselines as B
-from mechdesign.simulation import run_trials, simulate
+from mechdesign.mechanisms import baselines as B
+from mechdesign.estimation.simulation import run_trials, simulate
 
 
 def test_simulated_counts_follow_multinomial_of_lifted_distribution_chi_square():

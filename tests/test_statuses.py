@@ -11,15 +11,15 @@ import pytest
 from rich.console import Console
 
 from mechdesign import Domain, Problem
-from mechdesign import convex_route
-from mechdesign import problem as problem_module
-from mechdesign.errors import ProblemError
-from mechdesign.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
+from mechdesign.solvers import convex_route
+from mechdesign.design import problem as problem_module
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
 from mechdesign.privacy import LDP
 from mechdesign.privacy.base import Audit, Notion
-from mechdesign.render import print_result
-from mechdesign.spec import load_problem
-from mechdesign.sweep import sweep
+from mechdesign.cli.render import print_result
+from mechdesign.design.spec import load_problem
+from mechdesign.design.sweep import sweep
 
 
 def small_ldp(n=4, eps=1.0, seed=0):

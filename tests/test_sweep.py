@@ -5,10 +5,10 @@ import pytest
 
 import mechdesign
 from mechdesign import Domain, Problem, ProblemError
-from mechdesign import sweep as sweep_module
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.design import sweep as sweep_module
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
-from mechdesign.sweep import parse_range, sweep
+from mechdesign.design.sweep import parse_range, sweep
 
 
 def ldp_problem(k=25, eps=1.0, seed=0):
@@ -142,7 +142,7 @@ def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeyp
             return None
         eps = problem.privacy[0].epsilon
         calls.append(eps)
-        return {"default": mechdesign.baselines.krr(4, eps).matrix}, {
+        return {"default": mechdesign.mechanisms.baselines.krr(4, eps).matrix}, {
             "status": "optimal", "name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0}
 
     monkeypatch.setattr(sweep_module, "SPECIAL_SOLVERS", [special])

@@ -12,16 +12,16 @@ import pytest
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.coupling_mechanism import (
+from mechdesign.mechanisms.coupling_mechanism import (
     coupling_mechanism,
     mechanism_from_coupling,
     solve_targets,
 )
-from mechdesign.divergences import DIVERGENCES, divergence
-from mechdesign.domain import Domain
-from mechdesign.objectives import ExpectedLoss, WorstCaseLoss
+from mechdesign.core.divergences import DIVERGENCES, divergence
+from mechdesign.core.domain import Domain
+from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
 from mechdesign.privacy import LDP, ApproximateKnowledge, DivergenceDistP, Side, Target
-from mechdesign.problem import Problem
+from mechdesign.design.problem import Problem
 
 ROOT = Path(__file__).resolve().parent.parent
 

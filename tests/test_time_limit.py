@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.domain import Domain
-from mechdesign.errors import ProblemError
-from mechdesign.limits import Limits
-from mechdesign.metrics import Metric
-from mechdesign.objectives import ExpectedLoss
+from mechdesign.core.domain import Domain
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.limits import Limits
+from mechdesign.core.metrics import Metric
+from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, MetricPrivacy
-from mechdesign.problem import Problem
-from mechdesign.sweep import sweep
+from mechdesign.design.problem import Problem
+from mechdesign.design.sweep import sweep
 
 
 def ldp_problem(k: int = 400, eps: float = 0.5, **kw) -> Problem:
@@ -137,7 +137,7 @@ def _plane_notion(eps: float = 0.4):
 
 @pytest.mark.parametrize("rounds", [0, 1, 2])
 def test_lazy_pairs_at_the_deadline_return_a_private_design_and_a_valid_bound(rounds):
-    from mechdesign.lazy_pairs import repairer, solve_lazily
+    from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 
     notion, cost = _plane_notion()
     pairs = (notion.i, notion.j, notion.d)
@@ -154,7 +154,7 @@ def test_lazy_pairs_at_the_deadline_return_a_private_design_and_a_valid_bound(ro
 
 
 def test_lazy_pairs_without_a_relaxed_optimum_return_the_constant_design():
-    from mechdesign.lazy_pairs import _better_when_stopped, constant_design, repairer
+    from mechdesign.solvers.lazy_pairs import _better_when_stopped, constant_design, repairer
 
     notion, cost = _plane_notion()
     found = _better_when_stopped(None, constant_design(cost), cost, repairer(notion), 0, 0)

@@ -4,12 +4,12 @@
 writes ``DIR/SUITE.json`` (inputs, versions, machine, times, values, checked facts) and its PNG
 figures ``DIR/SUITE_*.png``, and prints a summary table. ``--quick`` runs a small version of
 every suite (seconds; the test suite runs them). The independent solves of a suite go through
-one :class:`~mechdesign.executor.Executor`: a local process pool, or Dask distributed.
+one :class:`~mechdesign.bench.executor.Executor`: a local process pool, or Dask distributed.
 
 Python::
 
     from mechdesign.bench import run_suite
-    from mechdesign.executor import make_executor
+    from mechdesign.bench.executor import make_executor
     with make_executor(workers=2) as ex:
         data = run_suite("paper004", out="bench-results", quick=True, executor=ex)
 """
@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ProblemError
-from ..executor import Executor, SerialExecutor
-from .common import Context, Report, now, record, write_record
+from mechdesign.core.errors import ProblemError
+from mechdesign.bench.executor import Executor, SerialExecutor
+from mechdesign.bench.common import Context, Report, now, record, write_record
 
 #: suite name -> (module, one-line description); order = the order `mechdesign bench` runs them
 SUITES: dict[str, tuple[str, str]] = {

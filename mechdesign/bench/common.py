@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..executor import Executor, SerialExecutor
+from mechdesign.bench.executor import Executor, SerialExecutor
 
 #: packages whose versions each record carries (None when not installed)
 PACKAGES = ("mechdesign", "numpy", "scipy", "cvxpy", "highspy", "clarabel", "scs", "matplotlib",
@@ -174,7 +174,7 @@ def jsonable(value):
 
 
 def write_record(path: Path, data: dict) -> Path:
-    from ..result import write_json_atomic
+    from mechdesign.design.result import write_json_atomic
 
     write_json_atomic(path, data)
     os.chmod(path, 0o644)  # results are for sharing (the atomic write's temporary file is 0600)
@@ -190,7 +190,7 @@ def now() -> str:
 
 def pyplot():
     """matplotlib.pyplot on the Agg backend, or a ProblemError (exit 2) when it is missing."""
-    from ..plots import pyplot as plots_pyplot
+    from mechdesign.cli.plots import pyplot as plots_pyplot
 
     return plots_pyplot("benchmark figures", key="bench")
 

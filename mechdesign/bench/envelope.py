@@ -43,8 +43,8 @@ import time
 
 import numpy as np
 
-from .common import Check, Context, Report, check, pyplot, save, seconds_text
-from .isolate import run_isolated
+from mechdesign.bench.common import Check, Context, Report, check, pyplot, save, seconds_text
+from mechdesign.bench.isolate import run_isolated
 
 NAME = "envelope"
 DESCRIPTION = "envelope: every special-solver family over ε 0.1–8, three priors, three losses"
@@ -76,8 +76,8 @@ def prior(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _domain_and_metric(family: str, size, rng: np.random.Generator):
-    from ..domain import Domain
-    from ..metrics import Metric
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
 
     if family in ("ldp", "line"):
         return Domain.from_size(int(size)), Metric("absolute")
@@ -101,10 +101,10 @@ def _domain_and_metric(family: str, size, rng: np.random.Generator):
 
 def build(p: dict):
     """The Problem of one instance: p = {family, size, epsilon, prior, loss}."""
-    from ..objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
-    from ..privacy import LDP, DistP, MetricPrivacy, ProfilePrivacy
-    from ..privacy.distp import Side
-    from ..problem import Problem
+    from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
+    from mechdesign.privacy import LDP, DistP, MetricPrivacy, ProfilePrivacy
+    from mechdesign.privacy.distp import Side
+    from mechdesign.design.problem import Problem
 
     family, eps = p["family"], float(p["epsilon"])
     rng = np.random.default_rng([SEED, sum(map(ord, family)), int(1000 * eps), PRIORS.index(p["prior"])])
@@ -114,7 +114,7 @@ def build(p: dict):
             count, k = p["size"]
         else:
             count, k = 4, int(p["size"])
-        from ..domain import Domain
+        from mechdesign.core.domain import Domain
 
         dom = Domain(tuple(f"c{j + 1}" for j in range(k)))
         kind = {"uniform": "near-uniform", "dirichlet": "dirichlet", "zipf": "zipf"}[p["prior"]]

@@ -1,7 +1,7 @@
 """Run one benchmark instance in its own fresh Python process, with a time limit and its peak
 memory measured.
 
-:func:`run_isolated` is an ordinary task for any :class:`~mechdesign.executor.Executor` (a pool
+:func:`run_isolated` is an ordinary task for any :class:`~mechdesign.bench.executor.Executor` (a pool
 worker or a Dask worker starts the child with :mod:`subprocess`, so it works where
 multiprocessing children are not allowed). The child (``python -m mechdesign.bench.isolate IN
 OUT``) imports the target function, records its resident set size after the imports, resets

@@ -2,7 +2,7 @@
 ε-information privacy (Shannon capacity ≤ ε bits) and the paper's privacy channels.
 
 1. **Capacity of the privacy channels against their parameter**, each certified by
-   :func:`mechdesign.capacity.shannon_capacity` (a lower and an upper bound) next to its closed
+   :func:`mechdesign.information.capacity.shannon_capacity` (a lower and an upper bound) next to its closed
    form or bound: the binary symmetric channel (flip p; 1 − H(p)), k-ary RR on 10 values (ε;
    log2 k − H(row)), the discrete exponential channel on 10 values (α; at most log2 n − H(row),
    eq. (63)) and the Gaussian channel on the values 0..9 discretised to 201 cells (σ; at most
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fmt, pyplot, save
+from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper001"
 DESCRIPTION = "paper 001: information privacy, capacities of the privacy channels, calibration"
@@ -35,9 +35,9 @@ TOL = 1e-9
 
 def capacity_task(p: dict) -> dict:
     """One channel family over its parameter grid: certified capacity and closed form / bound."""
-    from ..baselines import krr
-    from ..capacity import shannon_capacity
-    from ..channels import (
+    from mechdesign.mechanisms.baselines import krr
+    from mechdesign.information.capacity import shannon_capacity
+    from mechdesign.mechanisms.channels import (
         binary_entropy,
         binary_symmetric,
         entropy_bits,
@@ -77,12 +77,12 @@ def capacity_task(p: dict) -> dict:
 def calibration_task(p: dict) -> dict:
     """At capacity budget c: calibrated exponential, Gaussian and kRR channels, and the optimal
     design under ``information <= c`` bits; expected |x − y| under the uniform prior."""
-    from ..capacity import shannon_capacity
-    from ..channels import calibrate_exponential, calibrate_gaussian, calibrate_krr
-    from ..domain import Domain
-    from ..objectives import ExpectedLoss
-    from ..privacy import InformationPrivacy
-    from ..problem import Problem
+    from mechdesign.information.capacity import shannon_capacity
+    from mechdesign.mechanisms.channels import calibrate_exponential, calibrate_gaussian, calibrate_krr
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import InformationPrivacy
+    from mechdesign.design.problem import Problem
 
     c = float(p["bits"])
     n = N_VALUES

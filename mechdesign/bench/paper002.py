@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fmt, pyplot, save
+from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper002"
 DESCRIPTION = "paper 002: EMD vs ε, kRR + Inv against d-privacy + IBU, optimal designs alongside"
@@ -53,12 +53,12 @@ def prior() -> np.ndarray:
 
 def mechanism(kind: str, epsilon: float) -> tuple[np.ndarray, dict]:
     """The (|X|, |X|) matrix of a series' mechanism at ε, with how it was obtained."""
-    from ..baselines import geometric, krr
-    from ..domain import Domain
-    from ..metrics import Metric
-    from ..objectives import ExpectedLoss
-    from ..privacy import LDP, MetricPrivacy
-    from ..problem import Problem
+    from mechdesign.mechanisms.baselines import geometric, krr
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import LDP, MetricPrivacy
+    from mechdesign.design.problem import Problem
 
     lam = prior()
     k = lam.size
@@ -79,8 +79,8 @@ def mechanism(kind: str, epsilon: float) -> tuple[np.ndarray, dict]:
 
 def accuracy_task(p: dict) -> dict:
     """One (series, ε): mean and std of EMD and TV over the trials; one example estimate."""
-    from ..estimation import errors, estimate
-    from ..simulation import run_trials, simulate
+    from mechdesign.estimation.estimation import errors, estimate
+    from mechdesign.estimation.simulation import run_trials, simulate
 
     series, eps = p["series"], float(p["epsilon"])
     kind, est = SERIES[series]

@@ -4,7 +4,7 @@ Coupling" — Prop. 2, Theorem 3 and the noise W1 saves over W∞ / the diameter
 1. **Coupling-mechanism loss = W1 = LP** (Prop. 2). Random instances on a line (|x − y|), in the
    plane (Euclidean) and the airports data (great-circle km): the expected loss of the
    utility-optimal coupling mechanism ``coupling_mechanism(λ, μ, cost)``, W1 from
-   :func:`mechdesign.coupling.wasserstein`, W1 recomputed independently (SciPy's 1-D formula on
+   :func:`mechdesign.transport.coupling.wasserstein`, W1 recomputed independently (SciPy's 1-D formula on
    a line, the transportation LP through ``scipy.optimize.linprog`` otherwise) and the optimum
    of the design LP "λK = μ, minimise expected loss" solved as a compiled program (HiGHS), with
    the times of the special solver and of the LP.
@@ -34,7 +34,7 @@ from importlib import resources
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
+from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
 
 NAME = "paper003"
 DESCRIPTION = "paper 003: coupling mechanisms, Theorem 3, XDistP calibration on the airports data"
@@ -56,7 +56,7 @@ def airports() -> dict:
 
 def _instance(kind: str, n: int, seed: int):
     """(λ, μ, cost matrix, points) for a random instance or the airports (kind "airports-TX/OK")."""
-    from ..metrics import haversine_km
+    from mechdesign.core.metrics import haversine_km
 
     if kind.startswith("airports"):
         a = airports()
@@ -92,12 +92,12 @@ def _independent_w1(kind, lam, mu, cost, points) -> float:
 
 def coupling_task(p: dict) -> dict:
     """Prop. 2 on one instance: coupling-mechanism loss, W1 (ours and independent), LP optimum."""
-    from ..coupling import wasserstein
-    from ..coupling_mechanism import coupling_mechanism
-    from ..domain import Domain
-    from ..objectives import ExpectedLoss
-    from ..privacy import Target
-    from ..problem import Problem
+    from mechdesign.transport.coupling import wasserstein
+    from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import Target
+    from mechdesign.design.problem import Problem
 
     kind, n, seed = p["kind"], int(p.get("n", 0)), int(p.get("seed", 0))
     lam, mu, cost, points = _instance(kind, n, seed)
@@ -132,8 +132,8 @@ def coupling_task(p: dict) -> dict:
 
 def theorem3_task(p: dict) -> dict:
     """Theorem 3 on ``p["instances"]`` random instances at knowledge error ``p["epsilon"]``."""
-    from ..coupling_mechanism import coupling_mechanism
-    from ..privacy import ApproximateKnowledge
+    from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
+    from mechdesign.privacy import ApproximateKnowledge
 
     eps, reps, n, contexts = float(p["epsilon"]), int(p["instances"]), int(p["n"]), int(p["contexts"])
     rng = np.random.default_rng(int(p["seed"]))
@@ -155,7 +155,7 @@ def theorem3_task(p: dict) -> dict:
 
 
 def _kl_dinf_levels(K: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict:
-    from ..divergences import divergence
+    from mechdesign.core.divergences import divergence
 
     p, q = a @ K, b @ K
     kl, dinf = divergence("kl"), divergence("max")
@@ -164,8 +164,8 @@ def _kl_dinf_levels(K: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def _distances(a: dict) -> dict:
-    from ..coupling import wasserstein
-    from ..metrics import haversine_km
+    from mechdesign.transport.coupling import wasserstein
+    from mechdesign.core.metrics import haversine_km
 
     cost = haversine_km(a["points"], a["points"])
     support = np.ix_(a["TX"] > 0, a["OK"] > 0)
@@ -181,12 +181,12 @@ def xdistp_task(p: dict) -> dict:
     "optimal" (the optimal ε'·d-private design, expected km under the pooled distribution) or
     "distp" (the optimal (ε_D, KL)-DistP design itself, no calibration).
     """
-    from ..baselines import exponential
-    from ..domain import Domain
-    from ..metrics import Metric
-    from ..objectives import ExpectedLoss
-    from ..privacy import DivergenceDistP, MetricPrivacy, Side
-    from ..problem import Problem
+    from mechdesign.mechanisms.baselines import exponential
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import DivergenceDistP, MetricPrivacy, Side
+    from mechdesign.design.problem import Problem
 
     a = airports()
     dom = Domain.from_points(a["points"], a["labels"])
@@ -407,7 +407,7 @@ def _figure_theorem3(ctx, theorem3) -> str:
         ach = np.array([r["achieved"][key] for t in theorem3 for r in t["instances"]])
         ax.scatter(ke, ach, s=8, alpha=0.6, label="audited DistP level")
         grid = np.geomspace(max(ke.min(), 1e-4), ke.max(), 100)
-        from ..divergences import divergence
+        from mechdesign.core.divergences import divergence
 
         ax.plot(grid, [divergence(key).theorem3_bound(e) for e in grid], "r-", lw=1.2, label="Theorem 3 bound")
         ax.set_xscale("log")

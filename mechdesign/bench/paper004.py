@@ -29,7 +29,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fmt, pyplot, save
+from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper004"
 DESCRIPTION = "paper 004 §6: profile-based privacy experiments (Figures 2 and 3)"
@@ -61,10 +61,10 @@ def observation_10(p_i: float, p_j: float, epsilon: float) -> float | None:
 
 
 def _bit_problem(profiles: dict, edges, epsilon: float):
-    from ..domain import Domain
-    from ..objectives import MaxOffDiagonal, off_diagonal_mask
-    from ..privacy import ProfilePrivacy
-    from ..problem import Problem
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
+    from mechdesign.privacy import ProfilePrivacy
+    from mechdesign.design.problem import Problem
 
     dom = Domain(("0", "1"))
     vecs = {n: np.array([1.0 - p, p]) for n, p in profiles.items()}
@@ -78,7 +78,7 @@ def _bit_problem(profiles: dict, edges, epsilon: float):
 
 def couplet_task(p: dict) -> dict:
     """All pairs p_a < p_b of ``p["grid"]`` at ``p["epsilon"]``."""
-    from ..baselines import one_bit_flip, smooth_one_bit
+    from mechdesign.mechanisms.baselines import one_bit_flip, smooth_one_bit
 
     eps = float(p["epsilon"])
     grid = [float(v) for v in p["grid"]]
@@ -102,7 +102,7 @@ def couplet_task(p: dict) -> dict:
 
 def chain_task(p: dict) -> dict:
     """Bernoulli-Chain-n at one ε: Pr[output = 1] per profile for RR, Smooth One Bit, design."""
-    from ..baselines import smooth_one_bit
+    from mechdesign.mechanisms.baselines import smooth_one_bit
 
     n, eps = int(p["profiles"]), float(p["epsilon"])
     ps = np.linspace(0.0, 1.0, n)
@@ -131,11 +131,11 @@ def chain_task(p: dict) -> dict:
 def categorical_task(p: dict) -> dict:
     """Categorical-Chain at one ε: the four costs of eq. (8) for kRR, Smooth Categorical and the
     profile-marginal-error design."""
-    from ..baselines import krr, smooth_categorical
-    from ..domain import Domain
-    from ..objectives import ProfileMarginalError
-    from ..privacy import ProfilePrivacy
-    from ..problem import Problem
+    from mechdesign.mechanisms.baselines import krr, smooth_categorical
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.objectives import ProfileMarginalError
+    from mechdesign.privacy import ProfilePrivacy
+    from mechdesign.design.problem import Problem
 
     eps = float(p["epsilon"])
     vecs = {k: np.asarray(v, dtype=float) for k, v in CATEGORICAL_PROFILES.items()}

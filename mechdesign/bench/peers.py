@@ -38,8 +38,8 @@ import warnings
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
-from .isolate import run_isolated
+from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
+from mechdesign.bench.isolate import run_isolated
 
 NAME = "peers"
 DESCRIPTION = "mechdesign against qif, POT and dit on the same instances"
@@ -109,9 +109,9 @@ def transport_instance(kind: str, n: int):
 
 def _audit_dprivacy(C, D, pi, eps):
     """mechdesign's independent audit of a d-privacy matrix (any source)."""
-    from ..domain import Domain
-    from ..metrics import Metric
-    from ..privacy import MetricPrivacy
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
+    from mechdesign.privacy import MetricPrivacy
 
     C = np.asarray(C, dtype=float)
     n = C.shape[0]
@@ -133,11 +133,11 @@ def _qif_smallest_epsilon(C, D) -> float | None:
 
 
 def _dprivacy(p: dict) -> dict:
-    from ..domain import Domain
-    from ..metrics import Metric
-    from ..objectives import ExpectedLoss
-    from ..privacy import MetricPrivacy
-    from ..problem import Problem
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import MetricPrivacy
+    from mechdesign.design.problem import Problem
 
     kind, size, tool, eps = p["geometry"], int(p["size"]), p["tool"], float(p.get("epsilon", EPSILON))
     _pts, D = geometry(kind, size)
@@ -179,7 +179,7 @@ def _dprivacy(p: dict) -> dict:
 
 
 def _capacity(p: dict) -> dict:
-    from ..capacity import mutual_information, shannon_capacity
+    from mechdesign.information.capacity import mutual_information, shannon_capacity
 
     k, tool = int(p["size"]), p["tool"]
     K = random_channel(k)
@@ -215,7 +215,7 @@ def _capacity(p: dict) -> dict:
 
 
 def _transport(p: dict) -> dict:
-    from ..coupling import coupling
+    from mechdesign.transport.coupling import coupling
 
     kind, n, tool = p["geometry"], int(p["size"]), p["tool"]
     a, b, pts = transport_instance(kind, n)

@@ -37,8 +37,8 @@ from itertools import pairwise
 
 import numpy as np
 
-from .common import Check, Context, Report, check, fit_exponent, fmt, pyplot, save, seconds_text
-from .isolate import run_isolated
+from mechdesign.bench.common import Check, Context, Report, check, fit_exponent, fmt, pyplot, save, seconds_text
+from mechdesign.bench.isolate import run_isolated
 
 NAME = "scale"
 DESCRIPTION = "scale: time, memory, gap and certificates against size, growth exponents"
@@ -76,11 +76,11 @@ def label_of(family: str, p: dict) -> str:
 
 def build(family: str, p: dict):
     """The Problem of one instance (not for ``coupling``, which has no Problem)."""
-    from ..domain import Domain
-    from ..metrics import Metric
-    from ..objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
-    from ..privacy import LDP, MetricPrivacy, ProfilePrivacy
-    from ..problem import Problem
+    from mechdesign.core.domain import Domain
+    from mechdesign.core.metrics import Metric
+    from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
+    from mechdesign.privacy import LDP, MetricPrivacy, ProfilePrivacy
+    from mechdesign.design.problem import Problem
 
     eps = float(p.get("epsilon", EPSILON))
     gap = float(p.get("gap_tolerance", 1e-6))
@@ -118,13 +118,13 @@ def reference(family: str, p: dict) -> dict:
     measured child process."""
     eps = float(p.get("epsilon", EPSILON))
     if family == "coupling":
-        from ..coupling import wasserstein
+        from mechdesign.transport.coupling import wasserstein
 
         lam, mu = _coupling_instance(p)
         return {"kind": "= W1 closed form Σ|F_λ − F_μ|", "value": wasserstein(lam, mu, "absolute")}
     problem = build(family, p) if family in ("ldp", "grid") else None
     if family == "ldp":
-        from ..baselines import krr
+        from mechdesign.mechanisms.baselines import krr
 
         K = krr(int(p["k"]), eps).matrix
         return {"kind": "<= k-ary RR's loss", "value": problem.objective.value({"default": K})}
@@ -138,7 +138,7 @@ def reference(family: str, p: dict) -> dict:
         return {"kind": "= remapped truncated geometric (closed form)",
                 "value": float(((g / n).T @ np.abs(x[:, None] - x[None, :])).min(axis=1).sum())}
     if family == "grid":
-        from ..baselines import planar_geometric
+        from mechdesign.mechanisms.baselines import planar_geometric
 
         K = planar_geometric(problem.inputs, eps).matrix
         return {"kind": "<= planar geometric's loss", "value": problem.objective.value({"default": K})}
@@ -177,7 +177,7 @@ def _coupling_instance(p: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _coupling(p: dict) -> dict:
-    from ..coupling import coupling
+    from mechdesign.transport.coupling import coupling
 
     lam, mu = _coupling_instance(p)
     start = time.perf_counter()

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import ProblemError
-from ..lazy_import import cvxpy as cp
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
 
 #: An audited level holds when achieved <= requested + AUDIT_TOL.
 AUDIT_TOL = 1e-9

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ProblemError
-from ..lazy_import import cvxpy as cp
-from .base import (
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.privacy.base import (
     AUDIT_TOL,
     DEFAULT,
     MAX_LOG_COEFFICIENT,
@@ -27,7 +27,7 @@ from .base import (
     hockey_stick,
     log_ratio_max,
 )
-from .ldp import chain, links
+from mechdesign.privacy.ldp import chain, links
 
 
 @dataclass(frozen=True, eq=False)
@@ -236,7 +236,7 @@ def distribution_widths(pairs, distance: str, cost: np.ndarray) -> tuple[str, np
     if distance not in XDISTP_DISTANCES:
         raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(XDISTP_DISTANCES)}",
                            key="distance")
-    from ..coupling import distance as distribution_distance
+    from mechdesign.transport.coupling import distance as distribution_distance
 
     return distance, np.array([float(distribution_distance(a.distribution, b.distribution, distance, cost=cost))
                                for a, b in pairs])

@@ -11,7 +11,7 @@
 Every notion works with per-context mechanisms too (Def. 15): DistP pairs compare
 λ_s K_s with λ_s' K_s' (each :class:`~mechdesign.privacy.distp.Side` names its mechanism), and the
 point notions constrain every context's matrix. D is any entry of
-:mod:`mechdesign.divergences`; conic divergences (KL, reverse KL, χ², Hellinger) make the problem
+:mod:`mechdesign.core.divergences`; conic divergences (KL, reverse KL, χ², Hellinger) make the problem
 conic (``linear`` False: Clarabel, SCS as fallback); the audit recomputes D on the returned
 matrices in float64.
 """
@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..divergences import Divergence
-from ..divergences import divergence as lookup
-from ..errors import ProblemError
-from ..lazy_import import cvxpy as cp
-from .base import (
+from mechdesign.core.divergences import Divergence
+from mechdesign.core.divergences import divergence as lookup
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.privacy.base import (
     AUDIT_TOL,
     MAX_LOG_COEFFICIENT,
     Audit,
@@ -35,7 +35,7 @@ from .base import (
     check_epsilon,
     hockey_stick,
 )
-from .distp import (
+from mechdesign.privacy.distp import (
     DistP,
     Side,
     distribution_widths,
@@ -45,7 +45,7 @@ from .distp import (
     smallest_weight,
     width_scaled_audit,
 )
-from .ldp import chain, links
+from mechdesign.privacy.ldp import chain, links
 
 
 def _resolve(div, delta: float) -> Divergence:

@@ -12,7 +12,7 @@
   the LP t_y >= Σ_x π_x g(w, x) K[x, y] for all w, Σ_y t_y <= v. g = identity is Bayes
   vulnerability; a bound in bits is a bound on the multiplicative g-leakage log2(V_g(π,K)/V_g(π)).
 
-Each audits the returned matrices with the solvers of :mod:`mechdesign.capacity` (the capacity
+Each audits the returned matrices with the solvers of :mod:`mechdesign.information.capacity` (the capacity
 audit reports both certified bounds and holds on the upper one). All four quantities are convex
 in K and vanish on data-independent channels, so each repairs a slightly violating matrix by
 mixing it with the uniform channel by the exact weight convexity prescribes. With per-context
@@ -25,10 +25,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..capacity import LN2, _gain, _mi, shannon_capacity
-from ..errors import ProblemError
-from ..lazy_import import cvxpy as cp
-from .base import AUDIT_TOL, Audit, Notion, check_epsilon
+from mechdesign.information.capacity import LN2, _gain, _mi, shannon_capacity
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion, check_epsilon
 
 #: gap of the capacity solves in audits (bits), below AUDIT_TOL
 CAPACITY_AUDIT_TOL = 1e-10

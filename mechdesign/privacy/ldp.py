@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..lazy_import import cvxpy as cp
-from .base import (
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.privacy.base import (
     AUDIT_TOL,
     MAX_LOG_COEFFICIENT,
     Audit,

@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..domain import Domain
-from ..errors import ProblemError
-from ..lazy_import import cvxpy as cp
-from ..metrics import Metric, on_a_line
-from .base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
+from mechdesign.core.domain import Domain
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.metrics import Metric, on_a_line
+from mechdesign.privacy.base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
 
 #: the smallest positive normal float64: the floor of every non-zero column (module docstring)
 TINY = float(np.finfo(float).tiny)
@@ -115,7 +115,7 @@ class MetricPrivacy(Notion):
         logk = _kernel_log(k)
         if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
             return _max_level_numpy(logk, d)
-        from .metric_kernels import max_level
+        from mechdesign.privacy.metric_kernels import max_level
 
         return float(max_level(logk, d))
 
@@ -158,7 +158,7 @@ class MetricPrivacy(Notion):
             if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
                 out = _max_plus_numpy(pen, logk)
             else:
-                from .metric_kernels import max_plus
+                from mechdesign.privacy.metric_kernels import max_plus
 
                 out = max_plus(np.ascontiguousarray(pen), logk)
             out[out <= ZERO_LOG / 2] = -np.inf

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .metric import HUGE_RATIO
+from mechdesign.privacy.metric import HUGE_RATIO
 
 
 @njit(cache=True, fastmath=True)

@@ -19,10 +19,10 @@ from itertools import permutations
 
 import numpy as np
 
-from ..divergences import DIVERGENCES, max_divergence
-from ..divergences import divergence as lookup
-from ..errors import ProblemError
-from .base import AUDIT_TOL, Audit, Notion
+from mechdesign.core.divergences import DIVERGENCES, max_divergence
+from mechdesign.core.divergences import divergence as lookup
+from mechdesign.core.errors import ProblemError
+from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion
 
 FREE = "free"
 #: Output deviations up to this are round-off of an exact construction (a coupling mechanism):

@@ -1,0 +1,88 @@
+"""Limits of one solve: a wall-clock deadline, and the progress the iterative solvers report.
+
+An anytime solver checks :meth:`Limits.expired` between rounds; when the deadline has passed it
+stops and hands back its best design so far (a feasible point: every column of a ray master,
+every accepted cut of a lazy LP, lies in the privacy polytope) together with the lower bound its
+duals prove at that moment. The solve then ends with status ``time-limit``: a certified private
+design, its proven bound and gap, never a hang and never an uncertified matrix.
+
+Each round an iterative solver may call :meth:`Limits.report` with its value, proven bound and
+gap; the entries are kept (the result's solver record carries them as ``progress``) and passed
+to the ``progress`` callback, which the command line uses to show the gap closing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mechdesign.core.errors import ProblemError
+
+#: status of a solve stopped by its time limit (exit code 1 on the command line)
+TIME_LIMIT = "time-limit"
+
+
+@dataclass
+class Limits:
+    """A deadline ``time_limit`` seconds after creation (None: no limit) and a progress log.
+
+    Parameters
+    ----------
+    time_limit : float or None
+        Seconds the whole solve may take, from the moment the Limits is made.
+    progress : callable, optional
+        Called with each progress entry (a dict: solver, round, value, bound, gap, seconds).
+    """
+
+    time_limit: float | None = None
+    progress: Callable[[dict], None] | None = None
+    start: float = field(default_factory=time.perf_counter)
+    history: list[dict] = field(default_factory=list)
+    #: the unit of the values solvers report: a solver working on costs divided by s reports
+    #: value / s, and the log shows value (set by whoever scales the costs)
+    scale: float = 1.0
+
+    def __post_init__(self):
+        self.time_limit = check_time_limit(self.time_limit)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (inf without a limit; never negative)."""
+        if self.time_limit is None:
+            return math.inf
+        return max(self.time_limit - self.elapsed(), 0.0)
+
+    def expired(self) -> bool:
+        return self.time_limit is not None and self.elapsed() >= self.time_limit
+
+    def report(self, solver: str, iteration: int, value: float, bound: float | None) -> None:
+        """Record one round of an iterative solver (value and proven bound, in its own units)."""
+        gap = None
+        if bound is not None and math.isfinite(value) and math.isfinite(bound):
+            gap = max(value - bound, 0.0) / max(abs(value), 1e-300)
+        entry = {"solver": solver, "round": int(iteration), "value": float(value) * self.scale,
+                 "bound": None if bound is None else float(bound) * self.scale, "gap": gap,
+                 "seconds": round_seconds(self.elapsed())}
+        self.history.append(entry)
+        if self.progress is not None:
+            self.progress(entry)
+
+
+def round_seconds(t: float) -> float:
+    return float(f"{t:.4g}")
+
+
+def check_time_limit(value, key: str = "solve.time_limit") -> float | None:
+    """A time limit is None or a positive finite number of seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProblemError(f"expected a number of seconds, got {value!r}", key=key)
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ProblemError(f"expected a positive number of seconds, got {value!r}", key=key)
+    return value

@@ -1,0 +1,415 @@
+"""A design problem: domains, contexts, privacy notions and an objective; compiled to a convex
+program, solved, and certified."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from mechdesign.solvers import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
+from mechdesign.privacy.certify import audit_all, certify, neutral_row
+from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
+from mechdesign.core.domain import Domain
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.objectives import Objective
+from mechdesign.privacy.base import DEFAULT, Notion
+from mechdesign.design.result import Result
+
+#: Special-cased solvers (couplings, structured LPs at scale): each takes a Problem and returns
+#: (raw matrices, info) when it solves that problem exactly, or None to pass. ``info`` holds
+#: "status", "name", "compile_seconds", "solve_seconds" and, when known, "objective" (the
+#: solver's optimal value or dual bound). Used when the problem's solver is "auto".
+SPECIAL_SOLVERS: list[Callable[["Problem"], tuple[dict, dict] | None]] = []
+_REGISTRY = SPECIAL_SOLVERS  # registration always fills this list, whatever the name is bound to
+
+#: the modules whose import registers their special solvers, in the order they are tried
+SOLVER_MODULES = ("mechanisms.coupling_mechanism", "solvers.charnes_cooper", "solvers.column_generation",
+                  "solvers.dantzig_wolfe", "solvers.lazy_pairs")
+
+
+def register_special_solver(fn):
+    _REGISTRY.append(fn)
+    return fn
+
+
+def load_special_solvers() -> None:
+    """Import the special solvers' modules (once): they register themselves in order."""
+    for name in SOLVER_MODULES:
+        importlib.import_module(f"mechdesign.{name}")
+
+
+@dataclass
+class ContextSolution:
+    """One mechanism from a special solver: the matrix, its objective, a rigorous lower bound on
+    the optimum, and the solver's rounds and columns (or rows) for the record."""
+
+    matrix: np.ndarray
+    objective: float
+    bound: float
+    rounds: int
+    columns: int
+    #: True when the solver stopped at its time limit: the matrix is its best feasible design so
+    #: far and ``bound`` the bound its duals proved then
+    stopped: bool = False
+
+
+def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], ContextSolution | None], name: str,
+                   build_seconds: float = 0.0, limits: Limits | None = None):
+    """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
+    of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
+    context alone; assemble (raw, info) for :meth:`Problem.finish`, or None if any key fails.
+
+    The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
+    before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
+    and the summed bounds are scaled back. Every ``solve_one`` in this package returns a bound
+    its duals prove, so the record says ``"bound_proven": True``. When any context stopped at
+    the time limit (``ContextSolution.stopped``), the status is "time-limit"."""
+    start = time.perf_counter()
+    scale = problem.objective.magnitude()
+    if limits is not None:
+        limits.scale = scale
+    raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
+    for key in problem.keys:
+        found = solve_one(key, problem.objective.cost(key) / scale)
+        if found is None:
+            return None
+        raw[key] = found.matrix
+        bound += found.bound
+        rounds += found.rounds
+        columns += found.columns
+        stopped = stopped or found.stopped
+    info = {"status": TIME_LIMIT if stopped else "optimal", "name": name, "compile_seconds": build_seconds,
+            "solve_seconds": time.perf_counter() - start, "objective": bound * scale,
+            "bound_proven": True, "rounds": rounds, "columns": columns}
+    if limits is not None and limits.history:
+        info["progress"] = list(limits.history)
+    return raw, info
+
+
+@dataclass
+class Problem:
+    """A mechanism-design problem.
+
+    Parameters
+    ----------
+    inputs, outputs : Domain
+        Input and output domains (outputs default to the inputs).
+    objective : Objective
+        What to minimise.
+    privacy : sequence of Notion
+        Constraints that must all hold.
+    contexts : mapping name -> distribution, optional
+        One mechanism per context (auxiliary inputs / profiles); default one shared mechanism
+        keyed ``"default"``.
+    """
+
+    inputs: Domain
+    objective: Objective
+    privacy: Sequence[Notion] = ()
+    outputs: Domain | None = None
+    contexts: Mapping[str, np.ndarray] | None = None
+    name: str = "problem"
+    description: str = ""
+    solver: str = "auto"
+    gap_tolerance: float = 1e-6
+    #: seconds a solve may take (None: no limit); see :meth:`solve`
+    time_limit: float | None = None
+    source: str | None = None
+    extras: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.outputs is None:
+            self.outputs = self.inputs
+        self.solver = check_solver(self.solver)
+        self.time_limit = check_time_limit(self.time_limit, key="time_limit")
+        self.privacy = list(self.privacy)
+        self._validate()
+
+    def _validate(self) -> None:
+        """Check the pieces fit together before anything is compiled; ProblemError otherwise."""
+        for name, dom in (("inputs", self.inputs), ("outputs", self.outputs)):
+            if not isinstance(dom, Domain) or len(dom) == 0:
+                raise ProblemError(f"expected a non-empty Domain, got {type(dom).__name__}", key=name)
+        if not isinstance(self.objective, Objective):
+            raise ProblemError(f"expected an Objective, got {type(self.objective).__name__}", key="objective")
+        bad = [type(n).__name__ for n in self.privacy if not isinstance(n, Notion)]
+        if bad:
+            raise ProblemError(f"expected privacy Notion objects, got {', '.join(bad)}", key="privacy")
+        if not isinstance(self.name, str) or not self.name:
+            raise ProblemError("expected a non-empty string", key="name")
+        gap = self.gap_tolerance
+        if isinstance(gap, bool) or not isinstance(gap, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(gap) or gap <= 0:
+            raise ProblemError(f"expected a finite positive number, got {gap!r}", key="solve.gap_tolerance")
+        n, m = len(self.inputs), len(self.outputs)
+        if self.contexts is not None:
+            if not isinstance(self.contexts, Mapping) or not self.contexts:
+                raise ProblemError("expected a non-empty mapping from name to distribution", key="mechanism.contexts")
+            self.contexts = {k: check_prior(v, n, f"mechanism.contexts[{k}]") for k, v in self.contexts.items()}
+        self.objective.check(n, m, self.keys)
+        prior = getattr(self.objective, "row_weights", {}).get(DEFAULT) if self.contexts is None else None
+        if prior is not None:  # a single mechanism's row weights are the prior
+            check_prior(prior, n, f"objective.row_weights[{DEFAULT}]")
+        for i, notion in enumerate(self.privacy):
+            missing = [k for k in notion.keys(self.keys) if k not in self.keys]
+            if missing:
+                raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}; "
+                                   f"expected among {self.keys}", key=f"privacy[{i}]")
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.contexts) if self.contexts else [DEFAULT]
+
+    @property
+    def linear(self) -> bool:
+        return self.objective.linear and all(n.linear for n in self.privacy)
+
+    # pipeline -------------------------------------------------------------------------------
+    def compile(self, parametric: bool = False, scaled: bool = False) -> Program:
+        """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
+        cvxpy Parameters, so :meth:`Notion.set_epsilon` re-targets the program without
+        recompiling (sweeps). With ``scaled``, the program minimises objective / s with
+        s = :meth:`Objective.magnitude` (``Program.scale``; :func:`run_solver` reports values
+        in the objective's units), so that tiny or huge losses meet the solvers' absolute
+        tolerances at their natural scale; otherwise s = 1."""
+        start = time.perf_counter()
+        for notion in self.privacy:
+            notion.parametric = parametric
+        n, m = len(self.inputs), len(self.outputs)
+        K = {k: cp.Variable((n, m), nonneg=True, name=f"K[{k}]") for k in self.keys}
+        constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
+        for notion in self.privacy:
+            keys = notion.keys(self.keys)
+            missing = [k for k in keys if k not in K]
+            if missing:
+                raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}",
+                                   key="privacy")
+            constraints += notion.constraints({k: K[k] for k in keys})
+        scale = self.objective.magnitude() if scaled else 1.0
+        program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
+        return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
+                       feasible_by_design=self.data_independent_design_holds())
+
+    def solve(self, solver: str | None = None, verbose: bool = False, *, time_limit: float | None = None,
+              progress: Callable[[dict], None] | None = None) -> Result:
+        """Compile, solve, repair and certify. Never raises for solver trouble: the status says.
+
+        With the "auto" solver the special solvers are tried first, in order; what each did
+        (declined, solved, or the exception it raised) is listed in the result's
+        ``solver["special_solvers"]``, and an exception only moves on to the next route.
+        An unknown ``solver`` name raises ProblemError (bad input, not solver trouble).
+
+        ``time_limit`` (seconds; default the problem's own ``time_limit``) bounds the solve:
+        when it is reached the result is the best design found so far, certified private, with
+        its proven bound and gap, and status "time-limit". ``progress`` is called with each
+        round an iterative solver reports (value, proven bound, gap); the rounds are kept in
+        ``solver["progress"]``."""
+        chosen = check_solver(self.solver if solver is None else solver)
+        limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
+        attempts: list[dict] = []
+        if chosen == "auto":
+            load_special_solvers()
+            for special in SPECIAL_SOLVERS:
+                found = _try_special(special, self, attempts, limits)
+                if found is not None:
+                    raw, info = found
+                    info["special_solvers"] = attempts
+                    return self.finish(raw, info, limits)
+        program = self.compile(scaled=True)
+        raw, info = run_solver(program, chosen, verbose, limits)
+        if attempts:
+            info["special_solvers"] = attempts
+        return self.finish(raw, info, limits)
+
+    def data_independent_design(self) -> tuple[dict, list]:
+        """The data-independent design (every row the notions' neutral output distribution),
+        certified: (matrices, audits)."""
+        n, m = len(self.inputs), len(self.outputs)
+        row = neutral_row(self.privacy, m)
+        mechs, audits, _ = certify(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys})
+        return mechs, audits
+
+    def data_independent_design_holds(self) -> bool:
+        """Whether one data-independent design satisfies every notion at once — true for any
+        single notion of the package, false e.g. for two targets with different μ — which makes
+        the problem feasible, so that a solver's "infeasible" is a numerical failure."""
+        n, m = len(self.inputs), len(self.outputs)
+        row = neutral_row(self.privacy, m)
+        return all(a.holds for a in audit_all(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys}))
+
+    def objective_scale(self) -> float:
+        """The objective of the uniform (data-independent) mechanism: its natural scale."""
+        n, m = len(self.inputs), len(self.outputs)
+        try:
+            return float(self.objective.value({k: np.full((n, m), 1.0 / m) for k in self.keys}))
+        except Exception:  # objectives that need more than matrices (none today)
+            return 1.0
+
+    def finish(self, raw: dict[str, np.ndarray] | None, info: dict, limits: Limits | None = None) -> Result:
+        """Raw solver matrices → certified, labelled result.
+
+        The status is "optimal" only when every certificate line holds, the objective, a
+        proven bound and the relative gap are finite and the gap is within
+        ``gap_tolerance``. Without a matrix (a solver failure) the certified data-independent
+        design is returned with status "failed"; "infeasible" only comes with a checked
+        Farkas certificate (:func:`run_solver`)."""
+        status = info.pop("status")
+        lp = info.pop("_lp", None)
+        note = privacy_note(self.privacy)
+        if note:
+            info["privacy"] = note
+        message = info.pop("message", "")
+        if limits is not None and limits.time_limit is not None:
+            info["time_limit"] = limits.time_limit
+            if limits.history and "progress" not in info:
+                info["progress"] = list(limits.history)
+        if raw is None:
+            if status == "infeasible" and not info.get("infeasibility_proven"):
+                status, message = "failed", f"the solver claimed infeasibility without a certificate {message}".strip()
+            if status != "infeasible":
+                return self._data_independent(info, message, status if status == TIME_LIMIT else "failed")
+            return Result(self.name, status, self.objective.kind, None, {}, [], info, message=message)
+        mechs, audits, notes = certify(self.privacy, raw)
+        value = self.objective.value(mechs)
+        info["relaxed"] = any(n.relaxed for n in self.privacy)
+        info.update(notes)
+        status, message = self._judge(status, value, info, self._bound(info, lp, value), audits)
+        result = Result(
+            self.name, status, self.objective.kind, value,
+            {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
+             for k, v in mechs.items()},
+            audits, info, message,
+        )
+        return result
+
+    def _bound(self, info: dict, lp, value: float) -> bool:
+        """Fill info["bound"], ["gap"], ["bound_proven"]; whether a proven bound is required
+        for "optimal" (LP routes). The general route's bound is proven from the solver's duals
+        on the standard-form data (:mod:`lp_bound`, :mod:`conic_bound`) with the certified
+        value as cut-off. A conic program whose proven bound is not within the gap tolerance
+        (its residuals times the box add up on large programs; cones other than the
+        exponential; a direction the box leaves unbounded) reports the solver's dual objective
+        instead, marked not proven (``bound_kind``), and the proven one as ``proven_bound``."""
+        if lp is not None:
+            snapshot, scale = lp
+            cutoff = value / scale
+            cutoff += 1e-7 * (1.0 + abs(cutoff))  # the audit tolerates ~1e-9 excess: stay above the optimum
+            proven = snapshot.bound(cutoff) * scale if np.isfinite(value) else -np.inf
+            gap = relative_gap(value, proven, self.objective_scale())
+            if snapshot.required or gap <= self.gap_tolerance:
+                info["bound_proven"] = bool(np.isfinite(proven))
+                info["bound"] = float(proven) if info["bound_proven"] else None
+                if info["bound_proven"]:
+                    info["gap"] = gap
+                else:
+                    info.pop("objective", None)
+                return snapshot.required
+            info["proven_bound"] = float(proven) if np.isfinite(proven) else None
+        bound = info.get("objective")
+        claimed = bool(info.pop("bound_proven", False))
+        if bound is not None:
+            info["bound"] = bound
+            info["gap"] = relative_gap(value, bound, self.objective_scale())
+            info["bound_proven"] = claimed
+            if not claimed:
+                info.setdefault("bound_kind", "the solver's reported bound (not proven)")
+        return False
+
+    def _judge(self, status: str, value: float, info: dict, needs_proof: bool, audits) -> tuple[str, str]:
+        """The honest status and message for a certified matrix: "optimal" needs every audit
+        to hold, a finite objective and, where a bound is required, a finite gap within the
+        tolerance (a NaN gap is never within it)."""
+        if not all(a.holds for a in audits):
+            bad = ", ".join(a.notion for a in audits if not a.holds)
+            return "failed", f"the returned matrix fails its audit ({bad}); it is not a valid design"
+        if not np.isfinite(value):
+            return "failed", f"the objective of the certified matrix is not finite ({value})"
+        gap = info.get("gap")
+        if status == TIME_LIMIT:
+            within = gap is not None and np.isfinite(gap) and gap <= self.gap_tolerance and info.get("bound_proven")
+            if within:  # the bound closed the gap in the last round before the limit
+                return "optimal", ""
+            shown = "no proven bound" if gap is None or not np.isfinite(gap) else f"proven gap {gap:.3g}"
+            return TIME_LIMIT, (f"the time limit of {info.get('time_limit', 0):g} s was reached: the best "
+                                f"design so far is certified private ({shown})")
+        if needs_proof and not info.get("bound_proven"):
+            return "failed", ("the mechanism is certified private but no finite lower bound on the "
+                              "optimum could be proven from the solver's duals")
+        if gap is None:
+            return "failed", "the mechanism is certified private but no lower bound on the optimum was reported"
+        if not (np.isfinite(gap) and gap <= self.gap_tolerance):
+            return "failed", (f"the mechanism is certified private but its optimality gap {gap:.3g} "
+                              f"exceeds the tolerance {self.gap_tolerance:g}")
+        return status, ""
+
+    def _data_independent(self, info: dict, message: str, status: str = "failed") -> Result:
+        """After a solver failure (or a time limit reached before any design): the certified
+        data-independent design (every notion of the package holds for it with zero leakage),
+        status "failed" (or "time-limit"), the solver's message kept."""
+        mechs, audits = self.data_independent_design()
+        text = (f"the time limit was reached before a design was found ({message or 'no solution'})"
+                if status == TIME_LIMIT else f"the solver failed ({message or 'no solution'})")
+        if not all(a.holds for a in audits):
+            return Result(self.name, "failed", self.objective.kind, None, {}, [], info, message=text)
+        info["fallback"] = "data-independent design"
+        return Result(
+            self.name, status, self.objective.kind, self.objective.value(mechs),
+            {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
+             for k, v in mechs.items()},
+            audits, info, text + "; returned the certified data-independent design, which is private but "
+                                 "not optimised")
+
+
+def relative_gap(value: float, bound: float, scale: float) -> float:
+    """(value − bound) relative to |value|, or to 1e-6 of the objective's natural scale when the
+    value itself is (nearly) zero — a gap of 1e-13 on a loss of 1e-12 is no gap. NaN when
+    value or bound is not finite (never within a tolerance)."""
+    if not (np.isfinite(value) and np.isfinite(bound)):
+        return float("nan")
+    return float(max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300))
+
+
+def check_prior(value, n: int, key: str) -> np.ndarray:
+    """A probability vector of length ``n`` (finite, non-negative, summing to 1 within 1e-9·n),
+    or ProblemError naming ``key``."""
+    try:
+        p = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ProblemError("expected a vector of probabilities", key=key) from None
+    if p.shape != (n,):
+        raise ProblemError(f"expected {n} probabilities (one per input), got shape {p.shape}", key=key)
+    if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9 * max(n, 1):
+        raise ProblemError(f"expected finite non-negative probabilities summing to 1 (sum {p.sum():.12g})", key=key)
+    return p
+
+
+def privacy_note(notions: Sequence[Notion]) -> str:
+    """A note for the record when nothing is private: no notion, or every ε infinite."""
+    if not notions:
+        return "none: no privacy constraint"
+    if all(np.isinf(getattr(n, "epsilon", 0.0) or 0.0) for n in notions):
+        return "none: every privacy level is infinite (ε = ∞)"
+    return ""
+
+
+def _try_special(special: Callable, problem: Problem, attempts: list[dict], limits: Limits):
+    """Run one special solver; record what it did. Exceptions other than ProblemError (bad
+    input) only decline: a special solver's trouble must not stop the solve."""
+    name = getattr(special, "__name__", repr(special))
+    try:
+        found = special(problem, limits)
+    except ProblemError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — any failure of a special route falls through
+        kind = "declined" if type(exc).__name__.endswith("Declined") else f"raised {type(exc).__name__}"
+        attempts.append({"solver": name, "outcome": f"{kind}: {exc}"})
+        return None
+    attempts.append({"solver": name, "outcome": "declined" if found is None else "solved"})
+    return found

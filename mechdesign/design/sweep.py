@@ -1,0 +1,298 @@
+"""Solve one problem across a range of ε, compiling the convex program once.
+
+The problem is compiled with ``Problem.compile(parametric=True)``: every ε-dependent
+coefficient (e^ε, e^{εd}, ...) is a cvxpy Parameter, so each point only updates Parameter
+values (``Notion.set_epsilon``) and cvxpy re-applies its cached parameter-to-data map instead of
+recompiling. For linear programs each solve starts HiGHS's simplex from the previous point's
+optimal basis (:class:`WarmStartHighs`; cvxpy's own ``warm_start`` only passes the previous
+primal/dual values to ``setSolution``, which was measured to save nothing on these LPs, while
+the basis cut simplex iterations ~10x). Every point is certified by ``Problem.finish`` like a
+single solve.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import cvxpy.settings as s
+import numpy as np
+from cvxpy.reductions.solvers.conic_solvers.conic_solver import dims_to_solver_dict
+from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHighs
+
+from mechdesign.solvers.convex_route import run_solver
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.limits import Limits
+from mechdesign.design.problem import SPECIAL_SOLVERS, Problem, _try_special, load_special_solvers
+from mechdesign.design.result import Result
+
+_COMPILES = 0
+
+
+def compile_count() -> int:
+    """How many programs sweeps have compiled in this process (tests assert one per sweep)."""
+    return _COMPILES
+
+
+class WarmStartHighs(_CvxpyHighs):
+    """cvxpy's HiGHS LP interface, but each solve starts from the previous solve's optimal basis.
+
+    Goes one level under cvxpy: the LP in HiGHS form (lower <= A x <= upper, bounds on x) is
+    passed to ``highspy`` and, when the cache holds an optimal basis of a model of the same
+    shape, ``Highs.setBasis`` hot-starts the simplex. If a warm-started run does not end
+    optimal, the LP is solved again from scratch. ``warm_starts`` counts warm-started runs.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.warm_starts = 0
+        self.cold_starts = 0
+
+    def name(self):
+        return "HIGHS_WARM"
+
+    def solve_via_data(self, data, warm_start: bool, verbose: bool, solver_opts, solver_cache=None):
+        import highspy as hp
+
+        if data[s.BOOL_IDX] or data[s.INT_IDX]:
+            return super().solve_via_data(data, warm_start, verbose, solver_opts, solver_cache)
+        inf = hp.kHighsInf
+        dims = dims_to_solver_dict(data[s.DIMS])
+        A = data[s.A].tocsc()
+        b = np.asarray(data[s.B], dtype=float)
+        eq, leq = dims[s.EQ_DIM], dims[s.LEQ_DIM]
+        lp = hp.HighsLp()
+        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+        lp.col_cost_ = np.asarray(data[s.C], dtype=float)
+        lp.row_lower_ = np.concatenate([b[:eq], np.full(leq, -inf)])
+        lp.row_upper_ = b
+        lb, ub = data[s.LOWER_BOUNDS], data[s.UPPER_BOUNDS]
+        lp.col_lower_ = np.full(lp.num_col_, -inf) if lb is None else np.asarray(lb, float)
+        lp.col_upper_ = np.full(lp.num_col_, inf) if ub is None else np.asarray(ub, float)
+        lp.a_matrix_.format_ = hp.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = A.indptr
+        lp.a_matrix_.index_ = A.indices
+        lp.a_matrix_.value_ = A.data
+        highs = hp.Highs()
+        highs.setOptionValue("log_to_console", bool(verbose))
+        for key, value in dict(solver_opts).items():
+            if highs.setOptionValue(key, value) == hp.HighsStatus.kError:
+                raise ValueError(f"HiGHS rejected option {key}={value!r}")
+        highs.passModel(lp)
+        warm = False
+        if warm_start and solver_cache is not None and self.name() in solver_cache:
+            _, old_data, old = solver_cache[self.name()]
+            if (old.get("model_status") == "kOptimal" and old_data[s.A].shape == A.shape
+                    and old.get("basis") is not None and old["basis"].valid):
+                warm = highs.setBasis(old["basis"]) == hp.HighsStatus.kOk
+        highs.run()
+        if warm and highs.getModelStatus() != hp.HighsModelStatus.kOptimal:
+            highs.clearSolver()
+            highs.run()
+            warm = False
+        self.warm_starts += warm
+        self.cold_starts += not warm
+        results = {"solution": highs.getSolution(), "basis": highs.getBasis(), "info": highs.getInfo(),
+                   "model_status": highs.getModelStatus().name, "run_time": highs.getRunTime(),
+                   "warm": warm}
+        if results["model_status"] == "kInfeasible":
+            results["dual_ray"] = highs.getDualRay()
+        if solver_cache is not None:
+            solver_cache[self.name()] = (highs, data, results)
+        return results
+
+
+def parse_range(text: str) -> np.ndarray:
+    """'START:STOP:COUNT' -> COUNT evenly spaced ε from START to STOP inclusive."""
+    parts = str(text).split(":")
+    if len(parts) != 3:
+        raise ProblemError(f"expected START:STOP:COUNT (e.g. 0.1:2:20), got {text!r}", key="--epsilon")
+    try:
+        start, stop = float(parts[0]), float(parts[1])
+        count = int(parts[2])
+    except ValueError:
+        raise ProblemError(f"expected START:STOP:COUNT with numbers and a whole COUNT, got {text!r}",
+                           key="--epsilon")
+    if not (math.isfinite(start) and math.isfinite(stop)) or start < 0 or stop < 0:
+        raise ProblemError(f"ε must be finite and non-negative, got {text!r}", key="--epsilon")
+    if count < 1 or (count == 1 and start != stop):
+        raise ProblemError(f"COUNT must be at least 1 (and 1 only when START = STOP), got {text!r}",
+                           key="--epsilon")
+    return np.linspace(start, stop, count)
+
+
+def sweepable(problem: Problem) -> list:
+    """The problem's notions that carry an ε (all are set to each swept value)."""
+    found = [n for n in problem.privacy if hasattr(n, "epsilon") and hasattr(n, "set_epsilon")]
+    if not found:
+        raise ProblemError("the problem has no privacy constraint with an ε to sweep", key="privacy")
+    return found
+
+
+@dataclass
+class SweepPoint:
+    epsilon: float
+    result: Result
+    seconds: float
+    warm: bool = False
+    baselines: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        r = self.result
+        out = {"epsilon": self.epsilon, "status": r.status, "objective": r.objective,
+               "holds": r.holds, "certificate": [a.to_dict() for a in r.certificate],
+               "seconds": self.seconds, "warm_start": self.warm,
+               "solver": {k: v for k, v in r.solver.items() if k in ("name", "solve_seconds", "gap", "bound")}}
+        if r.message:
+            out["message"] = r.message
+        return out
+
+
+@dataclass
+class SweepResult:
+    problem: str
+    objective_kind: str
+    points: list[SweepPoint]
+    compiles: int
+    canonicalizations: int
+    seconds: float
+    baselines: dict[str, list[dict]] = field(default_factory=dict)
+
+    @property
+    def epsilons(self) -> np.ndarray:
+        return np.array([p.epsilon for p in self.points])
+
+    @property
+    def objectives(self) -> np.ndarray:
+        return np.array([np.nan if p.result.objective is None else p.result.objective for p in self.points])
+
+    def to_dict(self) -> dict:
+        return {"problem": self.problem, "objective_kind": self.objective_kind,
+                "epsilons": self.epsilons.tolist(),
+                "points": [p.to_dict() for p in self.points],
+                "baselines": self.baselines, "compiles": self.compiles,
+                "canonicalizations": self.canonicalizations, "seconds": self.seconds}
+
+
+def _structure(notions, epsilon: float) -> tuple:
+    """Set every notion to ``epsilon`` as a single solve would (non-parametric), and return what
+    fixes the program's shape at that ε (``Notion.structure``: e.g. how many chain links a
+    d-privacy pair needs to keep every coefficient below e^20). Points with the same structure
+    share one compiled program."""
+    sig = []
+    for n in notions:
+        n.parametric = False
+        n.set_epsilon(epsilon)
+        sig.append(n.structure())
+    return tuple(sig)
+
+
+def _special(problem: Problem, limits: Limits):
+    """The first special solver that solves the problem (exceptions only decline, as in
+    :meth:`Problem.solve`); (raw, info) with the attempts recorded, or None."""
+    if problem.solver != "auto":
+        return None
+    attempts: list[dict] = []
+    load_special_solvers()
+    for special in SPECIAL_SOLVERS:
+        found = _try_special(special, problem, attempts, limits)
+        if found is not None:
+            found[1]["special_solvers"] = attempts
+            return found
+    return None
+
+
+def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
+          baselines: Sequence[str] = (), calibrate: bool = True, use_special: bool = True,
+          progress: Callable[[int, int, SweepPoint], None] | None = None,
+          time_limit: float | None = None) -> SweepResult:
+    """Solve ``problem`` at each ε of ``epsilons`` (every notion with an ε gets the value).
+
+    The program is compiled once, parametrically, and re-targeted at each ε. Points where a
+    notion's program shape changes (a d-privacy pair whose coefficient e^{εd} crosses e^20 and
+    is left to repair, exactly as a single solve at that ε does) get one more compile per
+    distinct shape, and a notion that makes no ε Parameter is recompiled per ε, so every point
+    equals an independent solve; ``compiles`` reports how many programs were built (1 in the
+    common case). The notions' ε are restored afterwards. Points go in the given order, each
+    solve starting from the previous basis of its program when ``warm_start``.
+
+    Special-cased solvers (couplings, LDP column generation, ...) are used per point when they
+    apply, exactly as ``Problem.solve`` does; no program is compiled then. ``use_special=False``
+    forces the compiled program instead. ``baselines`` are evaluated at each ε (calibrated to
+    the problem's constraints unless ``calibrate`` is False). ``time_limit`` (seconds; default
+    the problem's own) bounds each point's solve as in :meth:`Problem.solve`.
+    """
+    global _COMPILES
+    from mechdesign.estimation.compare import baseline_row, parse_baselines
+
+    notions = sweepable(problem)
+    eps = np.asarray(list(epsilons), dtype=float)
+    if eps.size == 0:
+        raise ProblemError("no ε to sweep", key="--epsilon")
+    names = parse_baselines(list(baselines)) if baselines else []
+    original = [n.epsilon for n in notions]
+    saved_params = [n.__dict__.pop("_params", None) for n in notions]
+    start = time.perf_counter()
+    programs: dict = {}  # structure -> (Program, per-notion Parameter dicts)
+    canon: set[int] = set()
+    compiles = 0
+    points: list[SweepPoint] = []
+    base_curves: dict[str, list[dict]] = {n: [] for n in names}
+    try:
+        for i, e in enumerate(eps):
+            t0 = time.perf_counter()
+            e = float(e)
+            structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
+            limits = Limits(problem.time_limit if time_limit is None else time_limit)
+            found = _special(problem, limits) if use_special else None
+            warm = False
+            if found is not None:
+                raw, info = found
+            else:
+                entry = programs.get((structure, None)) or programs.get((structure, e))
+                if entry is None:
+                    for n in notions:
+                        n.__dict__.pop("_params", None)
+                    program = problem.compile(parametric=True, scaled=True)
+                    compiles += 1
+                    _COMPILES += 1
+                    params = [n.__dict__.get("_params") for n in notions]
+                    if program.linear and warm_start and problem.solver in ("auto", "highs"):
+                        program.highs = WarmStartHighs()
+                    # a notion that made no ε Parameter has its ε baked in: valid at this ε only
+                    baked = any(not p for p in params)
+                    programs[(structure, e if baked else None)] = entry = (program, params)
+                program, params = entry
+                for n, p in zip(notions, params):
+                    n.__dict__["_params"] = p if p is not None else {}
+                    n.parametric = True
+                    n.set_epsilon(e)  # updates this program's Parameters only
+                raw, info = run_solver(program, problem.solver, limits=limits)
+                cache = getattr(program.problem, "_cache", None)
+                if cache is not None and cache.param_prog is not None:
+                    canon.add(id(cache.param_prog))
+                if program.highs is not None:
+                    sc = getattr(program.problem, "_solver_cache", {}) or {}
+                    cached = sc.get(program.highs.name())
+                    warm = bool(cached and cached[2].get("warm"))
+            result = problem.finish(raw, info, limits)
+            point = SweepPoint(e, result, time.perf_counter() - t0, warm)
+            for name in names:
+                row = baseline_row(problem, name, e, calibrated=calibrate)
+                base_curves[name].append({"epsilon": e, "epsilon_used": row.epsilon,
+                                          "objective": row.objective, "holds": row.holds,
+                                          "status": row.status, "note": row.note})
+            points.append(point)
+            if progress is not None:
+                progress(i + 1, len(eps), point)
+    finally:
+        for n, e0, p in zip(notions, original, saved_params):
+            n.__dict__.pop("_params", None)
+            if p is not None:
+                n.__dict__["_params"] = p
+            n.parametric = False
+            n.set_epsilon(e0)
+    return SweepResult(problem.name, problem.objective.kind, points, compiles, len(canon),
+                       time.perf_counter() - start, base_curves)

@@ -1,0 +1,505 @@
+"""The data behind ``mechdesign compare``: the optimal design next to classic baselines.
+
+For a problem, each row is a mechanism — the certified optimum, then each requested baseline —
+with its objective under the problem's objective, its audit under the problem's privacy
+constraints, its own privacy claim audited, and (with ``users``) the error of estimating the
+input distribution by Inv and IBU over repeated simulated collections (paper 002).
+
+Baselines are put at the problem's privacy level. By default (``calibrate=True``) each
+baseline's ε is the largest for which the baseline passes every privacy constraint of the
+problem (found by bisection on the audited levels, which are exact and cheap), so every row is
+a valid competitor and the design's objective can be compared fairly: e.g. on a problem with
+ε-LDP over 10 ordered values, the truncated geometric gets ε/9; under ε·d-privacy with
+d >= 1, k-ary RR gets ε·min d. With ``calibrate=False`` a baseline simply takes the problem's
+ε in its own notion (paper 002 compares kRR at ε-LDP with d-privacy at ε·d that way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechdesign.mechanisms import baselines as B
+from mechdesign.privacy.certify import audit_all
+from mechdesign.core.errors import ProblemError
+from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, errors, ibu
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.metrics import Metric
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.privacy.base import DEFAULT, Audit
+from mechdesign.privacy.distp import ProfilePrivacy
+from mechdesign.privacy.ldp import LDP
+from mechdesign.privacy.metric import MetricPrivacy
+from mechdesign.estimation.simulation import TrialSummary, run_trials, simulate
+
+#: Relative slack when calibrating: a level counts as met when achieved <= requested (1 + 1e-12)
+STRICT_RTOL = 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# problem facts
+
+def problem_epsilon(problem) -> float | None:
+    """The ε baselines are put at: the smallest ε among the problem's notions (None if none)."""
+    eps = [float(n.epsilon) for n in problem.privacy if hasattr(n, "epsilon")]
+    return min(eps) if eps else None
+
+
+def problem_metric(problem) -> Metric | None:
+    """The ground metric: the problem file's [metric], else a metric-privacy notion's."""
+    model = problem.extras.get("model") if problem.extras else None
+    if model is not None and getattr(model, "metric", None) is not None:
+        return model.metric
+    for n in problem.privacy:
+        if isinstance(n, MetricPrivacy):
+            return n.metric
+    return None
+
+
+def ground_cost(problem) -> np.ndarray:
+    """Ground cost over the inputs for EMD: the metric's distances, else discrete (EMD = TV)."""
+    metric = problem_metric(problem)
+    if metric is not None:
+        try:
+            return metric.distances(problem.inputs)
+        except ProblemError:
+            pass
+    n = len(problem.inputs)
+    return 1.0 - np.eye(n)
+
+
+def input_distributions(problem, prior: str | None = None) -> dict[str, np.ndarray]:
+    """Per mechanism key, the distribution users' inputs are drawn from in simulations: the
+    contexts' distributions; for one mechanism the named ``prior``, else the objective's prior,
+    else uniform."""
+    if problem.contexts:
+        return {k: np.asarray(v, float) for k, v in problem.contexts.items()}
+    n = len(problem.inputs)
+    if prior is not None:
+        model = problem.extras.get("model") if problem.extras else None
+        if model is None:
+            raise ProblemError("--prior needs a problem file with [distributions]", key="--prior")
+        return {DEFAULT: model.distribution(prior, "--prior")}
+    obj = problem.objective
+    if isinstance(obj, ExpectedLoss) and DEFAULT in obj.row_weights:
+        w = np.asarray(obj.row_weights[DEFAULT], float)
+        if w.sum() > 0:
+            return {DEFAULT: w / w.sum()}
+    return {DEFAULT: np.full(n, 1.0 / n)}
+
+
+def _profile_notion(problem) -> ProfilePrivacy | None:
+    for n in problem.privacy:
+        if isinstance(n, ProfilePrivacy):
+            return n
+    return None
+
+
+def _same_io(problem) -> str | None:
+    if not problem.outputs.same_as(problem.inputs):
+        return "needs the outputs to equal the inputs"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the baseline registry: name -> (applicable(problem) -> reason or None, build(problem, ε))
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    name: str
+    description: str
+    applicable: Callable
+    build: Callable  # (problem, ε or None) -> Mechanism | dict[str, Mechanism] | UnaryEncoding
+    parametric: bool = True
+
+
+def _krr_ok(p):
+    return _same_io(p) or (None if len(p.inputs) >= 2 else "needs at least two values")
+
+
+def _geometric_ok(p):
+    reason = _same_io(p)
+    if reason:
+        return reason
+    try:
+        B._line_spacing(p.inputs)
+    except ProblemError as exc:
+        return exc.detail
+    return None
+
+
+def _planar_ok(p):
+    reason = _same_io(p)
+    if reason:
+        return reason
+    try:
+        B._lattice(p.inputs, 1.0)
+    except ProblemError as exc:
+        return exc.detail
+    return None
+
+
+def _one_bit_ok(p):
+    if len(p.inputs) != 2:
+        return "needs one-bit inputs"
+    if not p.contexts or _profile_notion(p) is None:
+        return "needs profiles: [mechanism] contexts and a profile privacy constraint"
+    return _same_io(p)
+
+
+def _categorical_ok(p):
+    if not p.contexts or _profile_notion(p) is None:
+        return "needs profiles: [mechanism] contexts and a profile privacy constraint"
+    return _same_io(p)
+
+
+def _profile_args(p):
+    notion = _profile_notion(p)
+    edges = [(a.name, b.name) for a, b in notion.pairs]
+    return {k: np.asarray(v, float) for k, v in p.contexts.items()}, edges
+
+
+def _exponential(p, eps):
+    return B.exponential(p.inputs, problem_metric(p) or Metric("discrete"), eps)
+
+
+BASELINES: dict[str, BaselineSpec] = {s.name: s for s in [
+    BaselineSpec("krr", "k-ary randomized response", _krr_ok, lambda p, e: B.krr(p.inputs, e)),
+    BaselineSpec("geometric", "truncated geometric (ordered values)", _geometric_ok,
+                 lambda p, e: B.geometric(p.inputs, e)),
+    BaselineSpec("exponential", "exponential mechanism, score −d", _same_io, _exponential),
+    BaselineSpec("planar-laplace", "planar Laplace on the grid", _planar_ok,
+                 lambda p, e: B.planar_laplace(p.inputs, e)),
+    BaselineSpec("planar-geometric", "planar geometric on the grid", _planar_ok,
+                 lambda p, e: B.planar_geometric(p.inputs, e)),
+    BaselineSpec("rappor", "basic RAPPOR (symmetric unary encoding)", lambda p: None,
+                 lambda p, e: B.rappor(p.inputs, e)),
+    BaselineSpec("oue", "optimized unary encoding", lambda p: None, lambda p, e: B.oue(p.inputs, e)),
+    BaselineSpec("one-bit-cluster", "paper 004 Algorithm 2", _one_bit_ok,
+                 lambda p, e: B.one_bit_cluster(*_profile_args(p), e)),
+    BaselineSpec("smooth-one-bit", "paper 004 Algorithm 3", _one_bit_ok,
+                 lambda p, e: B.smooth_one_bit(*_profile_args(p), e)),
+    BaselineSpec("smooth-categorical", "paper 004 Algorithm 4", _categorical_ok,
+                 lambda p, e: B.smooth_categorical(*_profile_args(p), e, labels=p.inputs)),
+    BaselineSpec("uniform", "non-informative (uniform output)", lambda p: None,
+                 lambda p, e: B.uniform(p.inputs, p.outputs), parametric=False),
+    BaselineSpec("identity", "report the true value", _same_io,
+                 lambda p, e: B.identity(p.inputs), parametric=False),
+]}
+
+
+def parse_baselines(text: str | Sequence[str] | None) -> list[str]:
+    """'krr,geometric' -> ['krr', 'geometric']; unknown names are a ProblemError (key --baselines)."""
+    if text is None:
+        return []
+    items = text.split(",") if isinstance(text, str) else list(text)
+    names = [s.strip() for s in items if s.strip()]
+    if not names:
+        raise ProblemError(f"expected a comma-separated list of baselines from: {', '.join(BASELINES)}",
+                           key="--baselines")
+    for name in names:
+        if name not in BASELINES:
+            raise ProblemError(f"unknown baseline '{name}'; expected one of: {', '.join(BASELINES)}",
+                               key="--baselines")
+    return list(dict.fromkeys(names))
+
+
+def applicable(problem, names: Sequence[str] | None = None) -> list[str]:
+    """Names (default: all) whose baseline applies to the problem."""
+    return [n for n in (names or BASELINES) if BASELINES[n].applicable(problem) is None]
+
+
+# ---------------------------------------------------------------------------------------------
+# building, auditing, calibrating one baseline
+
+def _as_mechs(problem, built) -> dict[str, np.ndarray] | None:
+    """Matrices keyed like the problem's mechanisms (None for a unary encoding beyond the matrix limit)."""
+    if isinstance(built, B.UnaryEncoding):
+        if built.k > B.UNARY_MATRIX_MAX_K:
+            return None
+        built = built.mechanism()
+    if isinstance(built, Mechanism):
+        return {k: built.matrix for k in problem.keys}
+    return {k: built[k].matrix for k in problem.keys}
+
+
+def _audits(problem, built) -> list[Audit] | None:
+    """The problem's privacy constraints audited on a baseline (None: cannot be audited)."""
+    if isinstance(built, B.UnaryEncoding) and built.k > B.UNARY_MATRIX_MAX_K:
+        if all(isinstance(n, LDP) for n in problem.privacy):
+            return [built.audit(n) for n in problem.privacy]
+        return None
+    return audit_all(problem.privacy, _as_mechs(problem, built))
+
+
+def _claims(built) -> list[Audit]:
+    """The baseline's own privacy claim, audited."""
+    from mechdesign.privacy.audit import as_matrices
+
+    if isinstance(built, B.UnaryEncoding):
+        return [built.audit()]
+    if isinstance(built, Mechanism):
+        return [c.audit(as_matrices(built)) for c in built.claims]
+    first = next(iter(built.values()))
+    mats = {k: m.matrix for k, m in built.items()}
+    return [c.audit({k: mats[k] for k in c.keys(list(mats))}) for c in first.claims]
+
+
+def _strict(audits: list[Audit] | None) -> bool:
+    """Every audit holds with round-off slack only (no 1e-9 tolerance creep when calibrating)."""
+    if audits is None:
+        return False
+    for a in audits:
+        if not a.holds:
+            return False
+        for key, req in a.requested.items():
+            got = a.achieved.get(key)
+            numeric = isinstance(req, (int, float)) and isinstance(got, (int, float))
+            if numeric and not got <= req * (1 + STRICT_RTOL) + 1e-15:
+                return False
+    return True
+
+
+def calibrate(problem, spec: BaselineSpec, epsilon: float) -> float | None:
+    """Largest ε' for which the baseline passes all the problem's constraints (bisection on the
+    audited levels, relative precision 1e-10); ``epsilon`` itself when it is already the largest
+    to 1e-9; None when no ε' > 0 down to 1e-12 works."""
+    if not problem.privacy:
+        return epsilon
+
+    def ok(e):
+        try:
+            return _strict(_audits(problem, spec.build(problem, e)))
+        except (ProblemError, RuntimeError):
+            return False
+
+    if ok(epsilon):
+        if not ok(epsilon * (1 + 1e-9)):
+            return epsilon
+        lo, hi = epsilon, epsilon * 2
+        while ok(hi):
+            lo, hi = hi, hi * 2
+            if hi > 1e4:
+                return lo
+    else:
+        lo, hi = epsilon / 2, epsilon
+        while not ok(lo):
+            lo, hi = lo / 2, lo
+            if lo < 1e-12:
+                return None
+    while hi - lo > 1e-10 * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# ---------------------------------------------------------------------------------------------
+# rows
+
+@dataclass
+class Row:
+    """One mechanism in a comparison."""
+
+    name: str
+    kind: str  # "design" or "baseline"
+    epsilon: float | None = None
+    objective: float | None = None
+    certificate: list[Audit] | None = None
+    claims: list[Audit] = field(default_factory=list)
+    status: str = "ok"
+    note: str = ""
+    estimation: TrialSummary | None = None
+    mechanisms: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def holds(self) -> bool | None:
+        if self.certificate is None:
+            return None
+        return all(a.holds for a in self.certificate)
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "status": self.status, "epsilon": self.epsilon,
+               "objective": self.objective,
+               "certificate": None if self.certificate is None else [a.to_dict() for a in self.certificate],
+               "holds": self.holds, "claims": [a.to_dict() for a in self.claims]}
+        if self.note:
+            out["note"] = self.note
+        if self.estimation is not None:
+            out["estimation"] = self.estimation.to_dict()
+        return out
+
+
+def baseline_row(problem, name: str, epsilon: float | None = None, calibrated: bool = True) -> Row:
+    """Build, calibrate and audit one baseline (no simulation)."""
+    spec = BASELINES[name]
+    reason = spec.applicable(problem)
+    if reason:
+        return Row(name, "baseline", status="n/a", note=reason)
+    eps = problem_epsilon(problem) if epsilon is None else epsilon
+    used = None
+    if (name in ("rappor", "oue") and len(problem.inputs) > B.UNARY_MATRIX_MAX_K
+            and not all(isinstance(n, LDP) for n in problem.privacy)):
+        return Row(name, "baseline", status="n/a",
+                   note=f"output space 2^{len(problem.inputs)}: only ε-LDP constraints can be audited "
+                        f"(the matrix is built for k <= {B.UNARY_MATRIX_MAX_K})")
+    if spec.parametric:
+        if eps is None:
+            return Row(name, "baseline", status="n/a", note="the problem has no ε to put it at")
+        used = calibrate(problem, spec, eps) if calibrated else eps
+        if used is None:
+            return Row(name, "baseline", status="n/a",
+                       note="no ε > 0 makes it satisfy the problem's privacy constraints")
+    try:
+        built = spec.build(problem, used)
+    except ProblemError as exc:
+        return Row(name, "baseline", used, status="n/a", note=exc.detail)
+    mechs = _as_mechs(problem, built)
+    objective = None
+    note = ""
+    if isinstance(built, B.UnaryEncoding):
+        note = f"output space 2^{built.k}: no objective"
+    elif mechs is not None:
+        objective = problem.objective.value(mechs)
+    audits = _audits(problem, built)
+    return Row(name, "baseline", used, objective, audits, _claims(built), note=note,
+               mechanisms={"built": built})
+
+
+def design_row(problem, result=None) -> Row:
+    result = result if result is not None else problem.solve()
+    row = Row("optimal design", "design", problem_epsilon(problem), result.objective,
+              list(result.certificate), status=result.status, note=result.message)
+    row.claims = list(result.certificate)
+    row.mechanisms = {"built": {k: m for k, m in result.mechanisms.items()}} if result.mechanisms else {}
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# estimation over simulated collections
+
+def _merge(summaries: list[TrialSummary]) -> TrialSummary:
+    first = summaries[0]
+    errs = {est: {m: np.concatenate([s.errors[est][m] for s in summaries]) for m in first.errors[est]}
+            for est in first.errors}
+    return TrialSummary(first.users, first.trials, first.seed, errs,
+                        [i for s in summaries for i in s.ibu_iterations],
+                        sum(s.ibu_not_converged for s in summaries))
+
+
+def _unary_trials(enc: B.UnaryEncoding, lam, n, trials, seed, cost, measures, ibu_options):
+    """Inv = the per-bit unbiased estimator, projected; IBU on the 2^k matrix when it is built."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    children = root.spawn(int(trials))
+    small = enc.k <= B.UNARY_MATRIX_MAX_K
+    ests = ["inv", "ibu"] if small else ["inv"]
+    out = {e: {m: np.empty(int(trials)) for m in measures} for e in ests}
+    iters, stuck = [], 0
+    if small:
+        mech = enc.mechanism().matrix
+        bits = ((np.arange(2 ** enc.k)[:, None] >> np.arange(enc.k)[None, :]) & 1).astype(float)
+    for t, child in enumerate(children):
+        rng = np.random.default_rng(child)
+        if small:
+            counts = simulate(mech, lam, n, rng)
+            theta_inv = enc.estimate(bits.T @ counts, n)
+            res = ibu(mech, counts, warn=False, **(ibu_options or {}))
+            iters.append(res.iterations)
+            stuck += not res.converged
+            for m, v in errors(lam, res.estimate, cost, measures).items():
+                out["ibu"][m][t] = v
+        else:
+            theta_inv = enc.estimate(enc.simulate(lam, n, rng), n)
+        for m, v in errors(lam, theta_inv, cost, measures).items():
+            out["inv"][m][t] = v
+    return TrialSummary(n, int(trials), seed if not isinstance(seed, np.random.SeedSequence) else seed.entropy,
+                        out, iters, stuck)
+
+
+def estimate_row(problem, row: Row, users: int, trials: int, seed: int | None, cost: np.ndarray,
+                 lams: Mapping[str, np.ndarray], measures=MEASURES, ibu_options: dict | None = None) -> None:
+    """Fill ``row.estimation`` (errors pooled over trials and contexts). Every row uses the same
+    seeds (common random numbers: the same input counts for every mechanism)."""
+    built = row.mechanisms.get("built")
+    if built is None or row.status == "n/a":
+        return
+    keys = list(lams)
+    seeds = np.random.SeedSequence(seed).spawn(len(keys))
+    summaries = []
+    for key, ss in zip(keys, seeds):
+        lam = lams[key]
+        if isinstance(built, B.UnaryEncoding):
+            summaries.append(_unary_trials(built, lam, users, trials, ss, cost, measures, ibu_options))
+            continue
+        mech = built if isinstance(built, Mechanism) else built[key]
+        summaries.append(run_trials(mech.matrix, lam, users, trials=trials, seed=ss, estimators=ESTIMATORS,
+                                    measures=measures, cost=cost, ibu_options=ibu_options))
+    merged = _merge(summaries)
+    merged.seed = seed
+    row.estimation = merged
+
+
+# ---------------------------------------------------------------------------------------------
+# the comparison
+
+@dataclass
+class Comparison:
+    problem: str
+    objective_kind: str
+    epsilon: float | None
+    calibrated: bool
+    rows: list[Row]
+    users: int | None = None
+    trials: int | None = None
+    seed: int | None = None
+    lams: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        return {"problem": self.problem, "objective_kind": self.objective_kind, "epsilon": self.epsilon,
+                "calibration": "problem" if self.calibrated else "native",
+                "users": self.users, "trials": self.trials, "seed": self.seed,
+                "rows": [r.to_dict() for r in self.rows]}
+
+
+def compare(problem, baselines: Sequence[str] | None = None, *, users: int | None = None,
+            trials: int = 10, seed: int | None = 0, calibrate: bool = True, prior: str | None = None,
+            result=None, measures=MEASURES, ibu_options: dict | None = None,
+            progress: Callable[[str], None] | None = None) -> Comparison:
+    """Compare the certified optimum of ``problem`` with baselines (default: all applicable).
+
+    Returns a :class:`Comparison` whose rows hold objective, audits and (with ``users``) the
+    estimation errors by Inv and IBU, mean and standard deviation over ``trials`` simulated
+    collections of ``users`` users (pooled over contexts).
+    """
+    names = list(baselines) if baselines else applicable(problem)
+    for n in names:
+        if n not in BASELINES:
+            raise ProblemError(f"unknown baseline '{n}'; expected one of: {', '.join(BASELINES)}",
+                               key="--baselines")
+    note = progress or (lambda msg: None)
+    note("solving the design")
+    rows = [design_row(problem, result)]
+    for n in names:
+        note(f"baseline {n}")
+        rows.append(baseline_row(problem, n, calibrated=calibrate))
+    lams = input_distributions(problem, prior)
+    if users is not None:
+        cost = ground_cost(problem)
+        for r in rows:
+            note(f"simulating {users} users x {trials} trials through {r.name}")
+            if r.kind == "design" and r.status != "optimal":
+                continue
+            estimate_row(problem, r, users, trials, seed, cost, lams, measures, ibu_options)
+    return Comparison(problem.name, problem.objective.kind, problem_epsilon(problem), calibrate, rows,
+                      users, trials if users is not None else None, seed if users is not None else None, lams)
+
+
+def fmt_mean_std(summary: TrialSummary | None, estimator: str, measure: str) -> str:
+    if summary is None or estimator not in summary.errors:
+        return "-"
+    return f"{summary.mean(estimator, measure):.4g} ± {summary.std(estimator, measure):.2g}"
+
