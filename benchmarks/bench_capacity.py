@@ -34,7 +34,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
-from mechdesign.information.capacity import LN2, mutual_information, shannon_capacity
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
+from mechdesign.information.leakage import mutual_information
 
 TOL = 1e-9
 

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, write_results
 
 import mechdesign
-from mechdesign.mechanisms import baselines as B
+from mechdesign.mechanisms.metric_mechanisms import geometric
+from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.estimation.compare import ground_cost, input_distributions
 from mechdesign.estimation.estimation import ibu
 from mechdesign.estimation.simulation import run_trials, simulate
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def bench_simulation(repeats: int) -> list[dict]:
     k = 1000
-    K = B.krr(k, 1.0).matrix
+    K = krr(k, 1.0).matrix
     lam = np.random.default_rng(0).dirichlet(np.ones(k))
     rows = []
     for n in (10**3, 10**6, 10**9):
@@ -73,7 +74,7 @@ def bench_ibu(plain_cap: int) -> list[dict]:
         import qif
     except ImportError:
         qif = None
-    for name, K in (("krr", B.krr(k, eps).matrix), ("geometric", B.geometric(k, eps).matrix)):
+    for name, K in (("krr", krr(k, eps).matrix), ("geometric", geometric(k, eps).matrix)):
         counts = simulate(K, lam, n, rng)
         for label, opts in (("squarem", {"accelerate": True, "max_iter": 100_000}),
                             ("plain EM", {"accelerate": False, "max_iter": plain_cap})):
@@ -116,10 +117,10 @@ def bench_accuracy(users: int, trials: int, epsilons: np.ndarray) -> tuple[list[
     rows = []
     for i, eps in enumerate(epsilons):
         cases = {
-            "kRR + Inv": (B.krr(k, eps).matrix, "inv"),
-            "kRR + IBU": (B.krr(k, eps).matrix, "ibu"),
-            "d-privacy (geometric) + IBU": (B.geometric(k, eps).matrix, "ibu"),
-            "d-privacy (geometric) + Inv": (B.geometric(k, eps).matrix, "inv"),
+            "kRR + Inv": (krr(k, eps).matrix, "inv"),
+            "kRR + IBU": (krr(k, eps).matrix, "ibu"),
+            "d-privacy (geometric) + IBU": (geometric(k, eps).matrix, "ibu"),
+            "d-privacy (geometric) + Inv": (geometric(k, eps).matrix, "inv"),
             "d-privacy (optimal design) + IBU": (designs.points[i].result.mechanism.matrix, "ibu"),
         }
         for label, (K, est) in cases.items():

@@ -23,7 +23,7 @@ _EXPORTS = {
     # compositions, couplings and divergences (Kawamoto and Murakami's distribution privacy)
     "compose_independent": "mechanisms.composition", "compose_shared": "mechanisms.composition",
     "product_distribution": "mechanisms.composition", "coupling_mechanism": "mechanisms.coupling_mechanism",
-    "mechanism_from_coupling": "mechanisms.coupling_mechanism", "DIVERGENCES": "core.divergences",
+    "mechanism_from_coupling": "transport.coupling_kernel", "DIVERGENCES": "core.divergences",
     "divergence": "core.divergences",
 }
 

@@ -1,5 +1,6 @@
-"""Capacity solver and leakage measures (mechdesign.information.capacity): closed forms, a second
-algorithm (cvxpy exponential cone), certificates, and paper 001's max-information theorem."""
+"""Capacity solver and leakage measures (mechdesign.information.capacity and .leakage): closed
+forms, a second algorithm (cvxpy exponential cone), certificates, and paper 001's
+max-information theorem."""
 
 import cvxpy as cp
 import numpy as np
@@ -8,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms.baselines import krr
-from mechdesign.information.capacity import (
-    LN2,
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
+from mechdesign.information.leakage import (
     g_leakage,
     max_information_audit,
     max_information_capacity,
@@ -20,7 +22,6 @@ from mechdesign.information.capacity import (
     mutual_information,
     posterior_g_vulnerability,
     prior_g_vulnerability,
-    shannon_capacity,
 )
 from mechdesign.privacy.ldp import LDP
 

@@ -242,7 +242,7 @@ def test_any_potentials_give_a_valid_coupling_bound():
     potentials shifted or scaled, never exceed the independent optimum; the transport
     potentials reach it."""
     from mechdesign.transport.coupling import coupling
-    from mechdesign.mechanisms.coupling_mechanism import proven_context_bound
+    from mechdesign.solvers.coupling_targets import proven_context_bound
 
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -262,7 +262,7 @@ def test_any_potentials_give_a_valid_coupling_bound():
 def test_the_bound_keeps_rows_weighted_off_the_context():
     """Row weights that only approximately equal w·λ (within the solver's 1e-12 test) and a
     context with an input of zero mass: the bound uses the weights as given."""
-    from mechdesign.mechanisms.coupling_mechanism import proven_context_bound
+    from mechdesign.solvers.coupling_targets import proven_context_bound
 
     lam, mu = np.array([0.5, 0.0, 0.5]), np.array([0.2, 0.3, 0.5])
     loss = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)

@@ -7,8 +7,9 @@ import pytest
 from scipy.optimize import brentq
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms.baselines import krr
-from mechdesign.information.capacity import min_entropy_capacity, mutual_information, shannon_capacity
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.leakage import min_entropy_capacity, mutual_information
 from mechdesign.mechanisms.channels import (
     binary_entropy,
     binary_symmetric,

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import mechdesign.transport.coupling as coupling_module
+from mechdesign.core.errors import ProblemError
+from mechdesign.transport import certified_simplex
 from mechdesign.transport.coupling import (
     coupling,
     coupling_certificate,
@@ -21,7 +22,6 @@ from mechdesign.transport.coupling import (
     total_variation,
     wasserstein,
 )
-from mechdesign.core.errors import ProblemError
 
 R_EARTH = 6371.0088
 
@@ -212,7 +212,7 @@ def test_general_cost_optimum_equals_dense_linprog(seed):
 def test_multiscale_solver_matches_linprog_on_a_few_hundred_points(monkeypatch):
     # the coarse-to-fine HiGHS path serves callables too large to tabulate for the network
     # simplex: lower that limit so a callable metric takes it here
-    monkeypatch.setattr(coupling_module, "_NS_LIMIT", 0)
+    monkeypatch.setattr(certified_simplex, "SIMPLEX_TABULATION_LIMIT", 0)
     rng = np.random.default_rng(7)
     n, m = 300, 280  # above the direct-solve size: the coarse-to-fine path runs
     a, b = rand_dist(rng, n, zeros=30), rand_dist(rng, m)

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms import baselines as B
+from mechdesign.mechanisms.metric_mechanisms import geometric
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.mechanisms.unary_encoding import oue
 from mechdesign.estimation.estimation import (
     ConvergenceWarning,
     emd,
@@ -18,9 +20,9 @@ from mechdesign.estimation.estimation import (
     l1,
     l2,
     matrix_inversion,
-    project_simplex,
     tv,
 )
+from mechdesign.core.simplex import project_simplex
 
 
 def random_channel(rng, n, m):
@@ -58,7 +60,7 @@ def test_simplex_projection_is_the_euclidean_projection(values):
     np.testing.assert_allclose(project_simplex(p), p, atol=1e-15)  # idempotent
 
 
-@pytest.mark.parametrize("make", [lambda: B.krr(8, 0.7).matrix, lambda: B.geometric(12, 0.4).matrix,
+@pytest.mark.parametrize("make", [lambda: krr(8, 0.7).matrix, lambda: geometric(12, 0.4).matrix,
                                   lambda: random_channel(np.random.default_rng(3), 6, 6)])
 def test_inv_recovers_lambda_exactly_from_exact_output_frequencies(make):
     K = make()
@@ -67,13 +69,13 @@ def test_inv_recovers_lambda_exactly_from_exact_output_frequencies(make):
 
 
 def test_inv_least_squares_for_a_non_square_channel():
-    K = B.oue(4, 1.0).mechanism().matrix  # 4 x 16, full row rank
+    K = oue(4, 1.0).mechanism().matrix  # 4 x 16, full row rank
     lam = np.array([0.1, 0.2, 0.3, 0.4])
     np.testing.assert_allclose(matrix_inversion(K, 1000 * (lam @ K)), lam, atol=1e-12)
 
 
 def test_inv_projects_a_negative_solution_onto_the_simplex():
-    K = B.krr(3, 0.5).matrix
+    K = krr(3, 0.5).matrix
     q = np.array([0.6, 0.4, 0.0])  # not reachable: the raw inverse has a negative entry
     raw = matrix_inversion(K, q, project=False)
     assert raw.min() < 0
@@ -99,7 +101,7 @@ def test_ibu_fixed_point_is_the_maximum_likelihood_estimate(seed, interior):
 
 def test_ibu_plain_and_accelerated_reach_the_same_estimate():
     rng = np.random.default_rng(5)
-    K = B.geometric(15, 0.5).matrix
+    K = geometric(15, 0.5).matrix
     counts = rng.multinomial(10**5, rng.dirichlet(np.ones(15)) @ K)
     fast = ibu(K, counts, tol=1e-11, accelerate=True)
     slow = ibu(K, counts, tol=1e-11, accelerate=False, max_iter=10**6)
@@ -109,7 +111,7 @@ def test_ibu_plain_and_accelerated_reach_the_same_estimate():
 
 
 def test_ibu_says_when_it_stops_at_the_iteration_cap():
-    K = B.krr(50, 0.5).matrix
+    K = krr(50, 0.5).matrix
     counts = np.random.default_rng(0).multinomial(10**4, np.full(50, 0.02) @ K)
     with pytest.warns(ConvergenceWarning, match="iteration cap"):
         res = ibu(K, counts, tol=1e-12, max_iter=7, accelerate=False)
@@ -120,7 +122,7 @@ def test_ibu_says_when_it_stops_at_the_iteration_cap():
 
 
 def test_ibu_on_exact_frequencies_of_an_invertible_channel_returns_lambda():
-    K = B.geometric(10, 1.0).matrix
+    K = geometric(10, 1.0).matrix
     lam = np.random.default_rng(2).dirichlet(np.ones(10))
     res = ibu(K, lam @ K, tol=1e-13, max_iter=10**6)
     np.testing.assert_allclose(res.estimate, lam, atol=1e-8)
@@ -135,7 +137,7 @@ def test_ibu_handles_outputs_nobody_reported_and_a_column_of_zeros():
 
 
 def test_estimators_reject_bad_counts():
-    K = B.krr(3, 1.0).matrix
+    K = krr(3, 1.0).matrix
     with pytest.raises(ProblemError, match="3 output counts"):
         ibu(K, [1, 2])
     with pytest.raises(ProblemError, match="all zero"):

@@ -240,15 +240,16 @@ def test_zero_bits_of_capacity_is_a_data_independent_mechanism():
 def test_column_generation_and_charnes_cooper_decline_with_a_reason(monkeypatch):
     from mechdesign.solvers import charnes_cooper
     from mechdesign.solvers import column_generation
+    from mechdesign.solvers.highs_model import SolverDeclined
 
     monkeypatch.setattr(column_generation, "run_to_optimum", lambda h: False)
     monkeypatch.setattr(charnes_cooper, "run_to_optimum", lambda h: False)
     ldp = _file("ldp-skewed-prior", epsilon=1.0)
-    assert column_generation.ldp_by_columns(ldp) is None
-    assert "master LP" in ldp.extras["declined"][0]
+    with pytest.raises(SolverDeclined, match="master LP"):
+        column_generation.ldp_by_columns(ldp)
     profile = _file("categorical-chain", epsilon=0.5)
-    assert charnes_cooper.max_entry_by_scaling(profile) is None
-    assert "scaled LP" in profile.extras["declined"][0]
+    with pytest.raises(SolverDeclined, match="scaled LP"):
+        charnes_cooper.max_entry_by_scaling(profile)
     # the general route still answers
     assert _solve(ldp).objective == pytest.approx(1.8252717752361791, rel=1e-7)
 

@@ -9,12 +9,12 @@ import pytest
 
 from mechdesign import problem_from_dict
 from mechdesign.privacy.audit import audit
-from mechdesign.mechanisms.baselines import krr
-from mechdesign.information.capacity import (
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.leakage import (
     min_entropy_capacity,
     mutual_information,
     posterior_g_vulnerability,
-    shannon_capacity,
 )
 from mechdesign.mechanisms.channels import krr_at_capacity
 from mechdesign.privacy.information import (

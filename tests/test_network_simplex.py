@@ -9,10 +9,20 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-import mechdesign.transport.coupling as coupling_module
 import mechdesign.transport.network_simplex as ns
-from mechdesign.transport.coupling import _Cost, _kd_order, _nw_corner, coupling, coupling_certificate
+from mechdesign.transport import certified_simplex
+from mechdesign.transport.coupling import coupling, coupling_certificate
+from mechdesign.transport.ground_cost import GroundCost
 from mechdesign.transport.network_simplex import TransportCost, transport_simplex
+from mechdesign.transport.network_simplex_pricing import candidate_arcs
+from mechdesign.transport.network_simplex_tree import (
+    build_tree,
+    pivot_loop,
+    tree_flows,
+    tree_potentials,
+)
+from mechdesign.transport.north_west_corner import north_west_corner
+from mechdesign.transport.point_orders import kd_order
 
 R_EARTH = 6371.0088
 
@@ -108,7 +118,7 @@ def test_metrics_computed_on_the_fly_reach_the_optimum_of_their_dense_matrix(nam
     else:
         X, Y = rng.random((n, 3)), rng.random((m, 3))
     a, b = rand_dist(rng, n), rand_dist(rng, m)
-    C = _Cost(name, n, m, X, Y).block(slice(0, n))
+    C = GroundCost(name, n, m, X, Y).block(slice(0, n))
     r = transport_simplex(a, b, TransportCost.metric(name, X, Y, radius=R_EARTH))
     check_solution(r, a, b, C)
 
@@ -119,7 +129,7 @@ def test_compiled_cost_kernels_equal_the_numpy_cost_blocks(name, d):
     rng = np.random.default_rng(23)
     n, m = 17, 300
     X, Y = rng.random((n, d)) * 50, rng.random((m, d)) * 50
-    ref = _Cost(name, n, m, X, Y).block(slice(0, n))
+    ref = GroundCost(name, n, m, X, Y).block(slice(0, n))
     tc = TransportCost.metric(name, X, Y, radius=R_EARTH)
     np.testing.assert_allclose(tc.dense().C, ref, rtol=1e-15, atol=0)
     u, v = rng.normal(size=n), rng.normal(size=m)
@@ -186,23 +196,23 @@ def run_stepwise(a, b, C, start=None, block=7, neighbours=0):
     n, m = C.shape
     N = n + m
     tc = TransportCost.matrix(C)
-    er, ec = (ns._staircase(a, b) if start is None else start)
+    er, ec = (north_west_corner(a, b)[:2] if start is None else start)
     arr = {k: np.empty(N, np.int32) for k in
            ("parent", "pred", "thread", "rev_thread", "succ_num", "last_succ")}
-    assert ns._build_tree(n, m, np.asarray(er, np.int64), np.asarray(ec, np.int64), int(er[0]),
+    assert build_tree(n, m, np.asarray(er, np.int64), np.asarray(ec, np.int64), int(er[0]),
                           arr["parent"], arr["pred"], arr["thread"], arr["rev_thread"],
                           arr["succ_num"], arr["last_succ"])
     pi, flow = np.empty(N), np.empty(N)
-    ns._potentials(*tc.args(), n, m, int(er[0]), arr["parent"], arr["pred"], arr["thread"], pi)
-    ns._tree_flows(n, m, a, b, int(er[0]), arr["parent"], arr["thread"], flow)
+    tree_potentials(*tc.args(), n, m, int(er[0]), arr["parent"], arr["pred"], arr["thread"], pi)
+    tree_flows(n, m, a, b, int(er[0]), arr["parent"], arr["thread"], flow)
     np.maximum(flow, 0.0, out=flow)
     stats = np.zeros(4, np.int64)
     costs = [check_tree(n, m, *arr.values(), flow, pi, C, a, b)]
-    lists = [ns._neighbours(*tc.args(), n, m, neighbours)] if neighbours else []
+    lists = [candidate_arcs(*tc.args(), n, m, neighbours)] if neighbours else []
     lists.append((np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
     for arcs in lists:
         for _ in range(20 * N * N):
-            done = ns._pivot_loop(*tc.args(), n, m, block, 1e-13, 1, *arr.values(), pi, flow,
+            done = pivot_loop(*tc.args(), n, m, block, 1e-13, 1, *arr.values(), pi, flow,
                                   stats, *arcs)
             if done == 0:
                 break
@@ -239,8 +249,8 @@ def test_uniform_masses_with_tied_costs_are_heavily_degenerate_but_do_not_cycle(
     rng = np.random.default_rng(41)
     X, Y = rng.random((200, 2)), rng.random((200, 2))
     u = np.full(200, 1 / 200)
-    ox, oy = _kd_order(X), _kd_order(Y)
-    i, j, _ = _nw_corner(u, u)
+    ox, oy = kd_order(X), kd_order(Y)
+    i, j, _ = north_west_corner(u, u)
     r = transport_simplex(u, u, TransportCost.metric("euclidean", X, Y),
                           start_rows=ox[i], start_cols=oy[j])
     assert r.optimal and r.degenerate > r.pivots // 2
@@ -253,8 +263,8 @@ def test_the_kd_ordered_staircase_start_is_strongly_feasible_and_valid():
     a = b = np.full(n, 1.0 / n)
     X, Y = rng.random((n, 2)), rng.random((m, 2))
     C = np.sqrt(((X[:, None] - Y[None]) ** 2).sum(-1))
-    ox, oy = _kd_order(X), _kd_order(Y)
-    i, j, _ = _nw_corner(a[ox], b[oy])
+    ox, oy = kd_order(X), kd_order(Y)
+    i, j, _ = north_west_corner(a[ox], b[oy])
     costs, _ = run_stepwise(a, b, C, start=(ox[i], oy[j]))
     assert costs[-1] == pytest.approx(transport_lp(a, b, C), rel=1e-9)
 
@@ -312,7 +322,7 @@ def test_an_uncertified_simplex_result_is_finished_by_highs_from_its_plan(monkey
 
 
 def test_callables_too_large_to_tabulate_keep_the_multiscale_highs_path(monkeypatch):
-    monkeypatch.setattr(coupling_module, "_NS_LIMIT", 100)
+    monkeypatch.setattr(certified_simplex, "SIMPLEX_TABULATION_LIMIT", 100)
     rng = np.random.default_rng(52)
     a, b = rand_dist(rng, 20), rand_dist(rng, 20)
     X, Y = rng.random((20, 2)), rng.random((20, 2))

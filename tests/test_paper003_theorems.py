@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.mechanisms.coupling_mechanism import mechanism_from_coupling
+from mechdesign.transport.coupling_kernel import mechanism_from_coupling
 from mechdesign.core.divergences import DIVERGENCES, F_DIVERGENCES, divergence
 from mechdesign.core.domain import Domain
 from mechdesign.core.objectives import ExpectedLoss

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Problem
-from mechdesign.mechanisms.baselines import krr, randomized_response
+from mechdesign.mechanisms.randomized_response import krr, randomized_response
 from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.privacy import ProfilePrivacy
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mechdesign import ProblemError
-from mechdesign.information.capacity import mutual_information, shannon_capacity
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.leakage import mutual_information
 from mechdesign.mechanisms.channels import binary_entropy, binary_symmetric
 from mechdesign.information.query_capacity import (
     individual_channel_capacity,

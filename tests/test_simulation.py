@@ -5,7 +5,8 @@ import pytest
 from scipy import stats
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms import baselines as B
+from mechdesign.mechanisms.metric_mechanisms import geometric
+from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.estimation.simulation import run_trials, simulate
 
 
@@ -13,7 +14,7 @@ def test_simulated_counts_follow_multinomial_of_lifted_distribution_chi_square()
     # n users through K: the counts are Multinomial(n, λK). One χ² goodness-of-fit test with a
     # fixed seed, then the p-values of 300 independent collections must look uniform (KS test),
     # which also checks the spread, not only the means.
-    K = B.geometric(6, 0.8).matrix
+    K = geometric(6, 0.8).matrix
     lam = np.array([0.05, 0.1, 0.4, 0.2, 0.15, 0.1])
     q = lam @ K
     n = 5000
@@ -27,7 +28,7 @@ def test_simulated_counts_follow_multinomial_of_lifted_distribution_chi_square()
 
 def test_chi_square_rejects_counts_that_skip_the_channel():
     # the same χ² test rejects counts drawn from λ itself instead of λK (the test can fail)
-    K = B.krr(5, 0.5).matrix
+    K = krr(5, 0.5).matrix
     lam = np.array([0.6, 0.1, 0.1, 0.1, 0.1])
     wrong = np.random.default_rng(0).multinomial(20000, lam)
     assert stats.chisquare(wrong, 20000 * (lam @ K)).pvalue < 1e-6
@@ -36,7 +37,7 @@ def test_chi_square_rejects_counts_that_skip_the_channel():
 
 
 def test_a_billion_users_over_a_thousand_values():
-    K = B.krr(1000, 1.0).matrix
+    K = krr(1000, 1.0).matrix
     lam = np.random.default_rng(0).dirichlet(np.ones(1000))
     n = 10**9
     counts = simulate(K, lam, n, rng=1)
@@ -47,7 +48,7 @@ def test_a_billion_users_over_a_thousand_values():
 
 
 def test_simulation_is_reproducible_from_its_seed_and_handles_no_users():
-    K = B.krr(4, 1.0).matrix
+    K = krr(4, 1.0).matrix
     lam = np.full(4, 0.25)
     np.testing.assert_array_equal(simulate(K, lam, 1000, 3), simulate(K, lam, 1000, 3))
     assert not np.array_equal(simulate(K, lam, 1000, 3), simulate(K, lam, 1000, 4))
@@ -66,7 +67,7 @@ def test_trials_error_matches_the_multinomial_variance_for_the_identity_channel(
 
 
 def test_trials_are_reproducible_and_report_both_estimators():
-    K = B.geometric(8, 0.5).matrix
+    K = geometric(8, 0.5).matrix
     lam = np.random.default_rng(1).dirichlet(np.ones(8))
     a = run_trials(K, lam, 10_000, trials=4, seed=5, measures=["tv", "l1"])
     b = run_trials(K, lam, 10_000, trials=4, seed=5, measures=["tv", "l1"])
@@ -79,7 +80,7 @@ def test_trials_are_reproducible_and_report_both_estimators():
 
 
 def test_more_users_give_smaller_errors():
-    K = B.krr(10, 1.0).matrix
+    K = krr(10, 1.0).matrix
     lam = np.random.default_rng(2).dirichlet(np.ones(10))
     small = run_trials(K, lam, 1_000, trials=20, seed=0, measures=["tv"])
     large = run_trials(K, lam, 1_000_000, trials=20, seed=0, measures=["tv"])

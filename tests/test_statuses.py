@@ -13,6 +13,7 @@ from rich.console import Console
 from mechdesign import Domain, Problem
 from mechdesign.solvers import convex_route
 from mechdesign.design import problem as problem_module
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
 from mechdesign.privacy import LDP
@@ -138,12 +139,14 @@ def test_special_solver_exceptions_fall_through(monkeypatch, exc):
     def broken(problem, limits=None):
         raise exc
 
-    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [broken, *problem_module.SPECIAL_SOLVERS])
+    original = problem_module.special_solvers
+    monkeypatch.setattr(problem_module, "special_solvers",
+                        lambda: (SpecialSolver("broken", lambda p: None, broken), *original()))
     result = load_problem("problems/ldp-skewed-prior.toml").solve()
     assert result.status == "optimal"
     record = result.solver["special_solvers"]
     assert record[0]["solver"] == "broken" and record[0]["outcome"].startswith(f"raised {type(exc).__name__}")
-    assert record[-1]["outcome"] == "solved"
+    assert any(r["outcome"] == "solved" for r in record)
 
 
 def test_declining_special_solver_is_recorded(monkeypatch):
@@ -153,10 +156,22 @@ def test_declining_special_solver_is_recorded(monkeypatch):
     def declines(problem, limits=None):
         raise SolverDeclined("too large")
 
-    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [declines])
+    monkeypatch.setattr(problem_module, "special_solvers", lambda: (SpecialSolver("declines", lambda p: None, declines),))
     result = small_ldp().solve()
     assert result.status == "optimal"
-    assert result.solver["special_solvers"] == [{"solver": "declines", "outcome": "declined: too large"}]
+    assert result.solver["special_solvers"] == [{"solver": "declines", "applies": True,
+                                                  "outcome": "declined: too large"}]
+
+
+def test_every_special_solver_says_whether_it_applied_and_why_not():
+    result = load_problem("problems/ldp-skewed-prior.toml").solve()
+    record = result.solver["special_solvers"]
+    assert [r["solver"] for r in record[:3]] == ["coupling", "HiGHS (Charnes–Cooper scaled max-entry LP)",
+                                                  "HiGHS column generation"]
+    assert record[0]["applies"] is False and "target" in record[0]["outcome"]
+    assert record[1]["applies"] is False and "max-off-diagonal" in record[1]["outcome"]
+    assert record[2] == {"solver": "HiGHS column generation", "applies": True, "outcome": "solved"}
+    assert all(r["outcome"].startswith("not tried") for r in record[3:])
 
 
 def test_unknown_solver_argument_raises_like_the_constructor():
@@ -277,7 +292,8 @@ def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
     def claims_infeasible(problem, limits=None):
         return None, {"status": "infeasible", "name": "claims", "message": "(no reason)"}
 
-    monkeypatch.setattr(problem_module, "SPECIAL_SOLVERS", [claims_infeasible])
+    monkeypatch.setattr(problem_module, "special_solvers",
+                        lambda: (SpecialSolver("claims", lambda p: None, claims_infeasible),))
     result = small_ldp().solve()
     assert result.status == "failed"
     assert "without a certificate" in result.message

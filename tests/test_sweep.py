@@ -6,9 +6,11 @@ import pytest
 import mechdesign
 from mechdesign import Domain, Problem, ProblemError
 from mechdesign.design import sweep as sweep_module
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
 from mechdesign.design.sweep import parse_range, sweep
+from mechdesign.estimation.compare import baseline_curves
 
 
 def ldp_problem(k=25, eps=1.0, seed=0):
@@ -77,7 +79,7 @@ def test_cold_sweep_gives_the_same_values_without_warm_starts():
 
 def test_sweep_baseline_curves_are_never_below_the_design():
     problem = ldp_problem(12)
-    result = sweep(problem, [0.5, 1.0, 2.0], baselines=["krr", "geometric", "uniform"])
+    result = sweep(problem, [0.5, 1.0, 2.0], at_each_point=baseline_curves(["krr", "geometric", "uniform"]))
     for curve in result.baselines.values():
         assert len(curve) == 3
         for point, c in zip(result.points, curve):
@@ -138,14 +140,13 @@ def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeyp
     calls = []
 
     def special(problem, limits=None):  # a stand-in special solver: k-ary RR is optimal for this problem
-        if problem.name != "special-rr":
-            return None
         eps = problem.privacy[0].epsilon
         calls.append(eps)
-        return {"default": mechdesign.mechanisms.baselines.krr(4, eps).matrix}, {
+        return {"default": mechdesign.mechanisms.randomized_response.krr(4, eps).matrix}, {
             "status": "optimal", "name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0}
 
-    monkeypatch.setattr(sweep_module, "SPECIAL_SOLVERS", [special])
+    stand_in = SpecialSolver("stand-in", lambda p: None if p.name == "special-rr" else "another problem", special)
+    monkeypatch.setattr(sweep_module, "special_solvers", lambda: (stand_in,))
     p = mechdesign.problem_from_dict({
         "name": "special-rr", "inputs": {"size": 4}, "privacy": [{"notion": "ldp", "epsilon": 1.0}],
         "objective": {"kind": "error-probability"}})

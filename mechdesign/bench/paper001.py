@@ -35,7 +35,7 @@ TOL = 1e-9
 
 def capacity_task(p: dict) -> dict:
     """One channel family over its parameter grid: certified capacity and closed form / bound."""
-    from mechdesign.mechanisms.baselines import krr
+    from mechdesign.mechanisms.randomized_response import krr
     from mechdesign.information.capacity import shannon_capacity
     from mechdesign.mechanisms.channels import (
         binary_entropy,

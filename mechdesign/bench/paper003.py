@@ -181,7 +181,7 @@ def xdistp_task(p: dict) -> dict:
     "optimal" (the optimal ε'·d-private design, expected km under the pooled distribution) or
     "distp" (the optimal (ε_D, KL)-DistP design itself, no calibration).
     """
-    from mechdesign.mechanisms.baselines import exponential
+    from mechdesign.mechanisms.metric_mechanisms import exponential
     from mechdesign.core.domain import Domain
     from mechdesign.core.metrics import Metric
     from mechdesign.core.objectives import ExpectedLoss

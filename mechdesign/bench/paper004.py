@@ -78,7 +78,7 @@ def _bit_problem(profiles: dict, edges, epsilon: float):
 
 def couplet_task(p: dict) -> dict:
     """All pairs p_a < p_b of ``p["grid"]`` at ``p["epsilon"]``."""
-    from mechdesign.mechanisms.baselines import one_bit_flip, smooth_one_bit
+    from mechdesign.mechanisms.profile_mechanisms import one_bit_flip, smooth_one_bit
 
     eps = float(p["epsilon"])
     grid = [float(v) for v in p["grid"]]
@@ -102,7 +102,7 @@ def couplet_task(p: dict) -> dict:
 
 def chain_task(p: dict) -> dict:
     """Bernoulli-Chain-n at one ε: Pr[output = 1] per profile for RR, Smooth One Bit, design."""
-    from mechdesign.mechanisms.baselines import smooth_one_bit
+    from mechdesign.mechanisms.profile_mechanisms import smooth_one_bit
 
     n, eps = int(p["profiles"]), float(p["epsilon"])
     ps = np.linspace(0.0, 1.0, n)
@@ -131,7 +131,8 @@ def chain_task(p: dict) -> dict:
 def categorical_task(p: dict) -> dict:
     """Categorical-Chain at one ε: the four costs of eq. (8) for kRR, Smooth Categorical and the
     profile-marginal-error design."""
-    from mechdesign.mechanisms.baselines import krr, smooth_categorical
+    from mechdesign.mechanisms.profile_mechanisms import smooth_categorical
+    from mechdesign.mechanisms.randomized_response import krr
     from mechdesign.core.domain import Domain
     from mechdesign.core.objectives import ProfileMarginalError
     from mechdesign.privacy import ProfilePrivacy

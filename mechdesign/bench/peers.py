@@ -179,7 +179,8 @@ def _dprivacy(p: dict) -> dict:
 
 
 def _capacity(p: dict) -> dict:
-    from mechdesign.information.capacity import mutual_information, shannon_capacity
+    from mechdesign.information.capacity import shannon_capacity
+    from mechdesign.information.leakage import mutual_information
 
     k, tool = int(p["size"]), p["tool"]
     K = random_channel(k)

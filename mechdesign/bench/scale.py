@@ -124,7 +124,7 @@ def reference(family: str, p: dict) -> dict:
         return {"kind": "= W1 closed form Σ|F_λ − F_μ|", "value": wasserstein(lam, mu, "absolute")}
     problem = build(family, p) if family in ("ldp", "grid") else None
     if family == "ldp":
-        from mechdesign.mechanisms.baselines import krr
+        from mechdesign.mechanisms.randomized_response import krr
 
         K = krr(int(p["k"]), eps).matrix
         return {"kind": "<= k-ary RR's loss", "value": problem.objective.value({"default": K})}
@@ -138,7 +138,7 @@ def reference(family: str, p: dict) -> dict:
         return {"kind": "= remapped truncated geometric (closed form)",
                 "value": float(((g / n).T @ np.abs(x[:, None] - x[None, :])).min(axis=1).sum())}
     if family == "grid":
-        from mechdesign.mechanisms.baselines import planar_geometric
+        from mechdesign.mechanisms.planar import planar_geometric
 
         K = planar_geometric(problem.inputs, eps).matrix
         return {"kind": "<= planar geometric's loss", "value": problem.objective.value({"default": K})}

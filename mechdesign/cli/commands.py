@@ -52,7 +52,7 @@ BASELINES = ("krr",)
 
 def _baseline(problem, name: str) -> dict:
     """A baseline applied to every context, with its objective and audited privacy."""
-    from mechdesign.mechanisms import baselines
+    from mechdesign.mechanisms.randomized_response import krr
 
     if name == "krr":
         from mechdesign.privacy.ldp import LDP
@@ -61,7 +61,7 @@ def _baseline(problem, name: str) -> dict:
         if not problem.outputs.same_as(problem.inputs):
             raise ProblemError("--baseline krr needs the outputs to equal the inputs", key="--baseline")
         if eps:
-            mech = baselines.krr(problem.inputs, min(eps))
+            mech = krr(problem.inputs, min(eps))
         else:
             # no LDP constraint: kRR calibrated to the problem's information bound
             from mechdesign.mechanisms.channels import krr_matching
@@ -132,8 +132,10 @@ def cmd_solve(args, console: Console) -> int:
     if args.json:
         print(result.to_json())
     else:
-        from mechdesign.cli.render import print_result
+        from mechdesign.cli.render import print_explanation, print_result
         print_result(result, console, extra)
+        if args.explain:
+            print_explanation(result, console)
         if wrote_out:
             console.print(f"wrote {plain(args.out)}")
         if wrote_plot:
@@ -279,7 +281,7 @@ def cmd_compare(args, console: Console) -> int:
 
 
 def cmd_sweep(args, console: Console) -> int:
-    from mechdesign.estimation.compare import parse_baselines
+    from mechdesign.estimation.compare import baseline_curves, parse_baselines
     from mechdesign.design.sweep import parse_range, sweep, sweepable
 
     epsilons = parse_range(args.epsilon)
@@ -287,8 +289,9 @@ def cmd_sweep(args, console: Console) -> int:
     problem = load_problem(args.file)
     _check_paths(args)  # also fails fast (exit 2) when --plot is given and matplotlib is missing
     sweepable(problem)
+    at_each_point = baseline_curves(names, calibrate=not args.native) if names else None
     if args.json:
-        result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, time_limit=args.time_limit)
+        result = sweep(problem, epsilons, at_each_point=at_each_point, time_limit=args.time_limit)
     else:
         from rich.progress import (
             BarColumn,
@@ -304,7 +307,7 @@ def cmd_sweep(args, console: Console) -> int:
 
             def advance(i, n, point):
                 bar.update(task, completed=i, description=f"{plain(problem.name)} (ε = {point.epsilon:.4g})")
-            result = sweep(problem, epsilons, baselines=names, calibrate=not args.native, progress=advance,
+            result = sweep(problem, epsilons, at_each_point=at_each_point, progress=advance,
                            time_limit=args.time_limit)
     data = result.to_dict()
     writes = _Writes()
@@ -467,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
     time_limit_option(p, "the solve")
     p.add_argument("--verbose", action="store_true",
                    help="print the solver's log and each round of the iterative solvers (value, proven bound, gap)")
+    p.add_argument("--explain", action="store_true",
+                   help="print which solvers were considered, in order: whether each applied and why not, what it "
+                        "did, and the path the one that solved took (in --json output: solver.special_solvers)")
     p.set_defaults(run=cmd_solve)
 
     p = sub.add_parser("audit", help="audit a mechanism (JSON) against a problem's privacy constraints",

@@ -92,3 +92,23 @@ def print_result(result: Result, console: Console, baselines: list[dict] | None 
                           "; ".join(levels(a["achieved"]) for a in b["certificate"]),
                           "yes" if all(a["holds"] for a in b["certificate"]) else "NO")
         console.print(table)
+
+
+def print_explanation(result: Result, console: Console) -> None:
+    """The solver choice of a solve: each special solver in the order tried, whether it applied
+    (and why not), what it did; then the general route if it ran, and the solver's own path."""
+    s = result.solver
+    table = Table(title="Solver choice (in the order tried)", title_justify="left")
+    for col in ("solver", "applies", "outcome"):
+        table.add_column(col)
+    records = s.get("special_solvers") or []
+    for r in records:
+        applies = {True: "yes", False: "no", None: "-"}[r.get("applies")]
+        table.add_row(plain(r["solver"]), applies, plain(r["outcome"]))
+    if not records:
+        table.add_row("special solvers", "-", "not tried: the problem names its solver")
+    if not any(r["outcome"] == "solved" for r in records):
+        table.add_row(plain(s.get("name", "general convex route")), "yes", "solved by the general convex route")
+    console.print(table)
+    for step in s.get("path") or []:
+        console.print(f"  path: {plain(step)}")

@@ -3,7 +3,6 @@ program, solved, and certified."""
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -21,77 +20,9 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.objectives import Objective
 from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.design.result import Result
-
-#: Special-cased solvers (couplings, structured LPs at scale): each takes a Problem and returns
-#: (raw matrices, info) when it solves that problem exactly, or None to pass. ``info`` holds
-#: "status", "name", "compile_seconds", "solve_seconds" and, when known, "objective" (the
-#: solver's optimal value or dual bound). Used when the problem's solver is "auto".
-SPECIAL_SOLVERS: list[Callable[["Problem"], tuple[dict, dict] | None]] = []
-_REGISTRY = SPECIAL_SOLVERS  # registration always fills this list, whatever the name is bound to
-
-#: the modules whose import registers their special solvers, in the order they are tried
-SOLVER_MODULES = ("mechanisms.coupling_mechanism", "solvers.charnes_cooper", "solvers.column_generation",
-                  "solvers.dantzig_wolfe", "solvers.lazy_pairs")
-
-
-def register_special_solver(fn):
-    _REGISTRY.append(fn)
-    return fn
-
-
-def load_special_solvers() -> None:
-    """Import the special solvers' modules (once): they register themselves in order."""
-    for name in SOLVER_MODULES:
-        importlib.import_module(f"mechdesign.{name}")
-
-
-@dataclass
-class ContextSolution:
-    """One mechanism from a special solver: the matrix, its objective, a rigorous lower bound on
-    the optimum, and the solver's rounds and columns (or rows) for the record."""
-
-    matrix: np.ndarray
-    objective: float
-    bound: float
-    rounds: int
-    columns: int
-    #: True when the solver stopped at its time limit: the matrix is its best feasible design so
-    #: far and ``bound`` the bound its duals proved then
-    stopped: bool = False
-
-
-def solve_contexts(problem: Problem, solve_one: Callable[[str, np.ndarray], ContextSolution | None], name: str,
-                   build_seconds: float = 0.0, limits: Limits | None = None):
-    """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
-    of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
-    context alone; assemble (raw, info) for :meth:`Problem.finish`, or None if any key fails.
-
-    The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
-    before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
-    and the summed bounds are scaled back. Every ``solve_one`` in this package returns a bound
-    its duals prove, so the record says ``"bound_proven": True``. When any context stopped at
-    the time limit (``ContextSolution.stopped``), the status is "time-limit"."""
-    start = time.perf_counter()
-    scale = problem.objective.magnitude()
-    if limits is not None:
-        limits.scale = scale
-    raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
-    for key in problem.keys:
-        found = solve_one(key, problem.objective.cost(key) / scale)
-        if found is None:
-            return None
-        raw[key] = found.matrix
-        bound += found.bound
-        rounds += found.rounds
-        columns += found.columns
-        stopped = stopped or found.stopped
-    info = {"status": TIME_LIMIT if stopped else "optimal", "name": name, "compile_seconds": build_seconds,
-            "solve_seconds": time.perf_counter() - start, "objective": bound * scale,
-            "bound_proven": True, "rounds": rounds, "columns": columns}
-    if limits is not None and limits.history:
-        info["progress"] = list(limits.history)
-    return raw, info
-
+from mechdesign.solvers import special_solvers
+from mechdesign.solvers.contexts import relative_gap
+from mechdesign.solvers.registry import run_special_solvers
 
 @dataclass
 class Problem:
@@ -201,9 +132,11 @@ class Problem:
               progress: Callable[[dict], None] | None = None) -> Result:
         """Compile, solve, repair and certify. Never raises for solver trouble: the status says.
 
-        With the "auto" solver the special solvers are tried first, in order; what each did
-        (declined, solved, or the exception it raised) is listed in the result's
-        ``solver["special_solvers"]``, and an exception only moves on to the next route.
+        With the "auto" solver the special solvers (:func:`mechdesign.solvers.special_solvers`)
+        are tried first, in order; whether each applied and what it did (solved, declined and
+        why, or the exception it raised) is listed in the result's ``solver["special_solvers"]``
+        (``mechdesign solve --explain`` prints it), and an exception only moves on to the next
+        route.
         An unknown ``solver`` name raises ProblemError (bad input, not solver trouble).
 
         ``time_limit`` (seconds; default the problem's own ``time_limit``) bounds the solve:
@@ -215,13 +148,11 @@ class Problem:
         limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
         attempts: list[dict] = []
         if chosen == "auto":
-            load_special_solvers()
-            for special in SPECIAL_SOLVERS:
-                found = _try_special(special, self, attempts, limits)
-                if found is not None:
-                    raw, info = found
-                    info["special_solvers"] = attempts
-                    return self.finish(raw, info, limits)
+            found, attempts = run_special_solvers(self, limits, special_solvers())
+            if found is not None:
+                raw, info = found
+                info["special_solvers"] = attempts
+                return self.finish(raw, info, limits)
         program = self.compile(scaled=True)
         raw, info = run_solver(program, chosen, verbose, limits)
         if attempts:
@@ -367,15 +298,6 @@ class Problem:
                                  "not optimised")
 
 
-def relative_gap(value: float, bound: float, scale: float) -> float:
-    """(value − bound) relative to |value|, or to 1e-6 of the objective's natural scale when the
-    value itself is (nearly) zero — a gap of 1e-13 on a loss of 1e-12 is no gap. NaN when
-    value or bound is not finite (never within a tolerance)."""
-    if not (np.isfinite(value) and np.isfinite(bound)):
-        return float("nan")
-    return float(max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300))
-
-
 def check_prior(value, n: int, key: str) -> np.ndarray:
     """A probability vector of length ``n`` (finite, non-negative, summing to 1 within 1e-9·n),
     or ProblemError naming ``key``."""
@@ -397,19 +319,3 @@ def privacy_note(notions: Sequence[Notion]) -> str:
     if all(np.isinf(getattr(n, "epsilon", 0.0) or 0.0) for n in notions):
         return "none: every privacy level is infinite (ε = ∞)"
     return ""
-
-
-def _try_special(special: Callable, problem: Problem, attempts: list[dict], limits: Limits):
-    """Run one special solver; record what it did. Exceptions other than ProblemError (bad
-    input) only decline: a special solver's trouble must not stop the solve."""
-    name = getattr(special, "__name__", repr(special))
-    try:
-        found = special(problem, limits)
-    except ProblemError:
-        raise
-    except Exception as exc:  # noqa: BLE001 — any failure of a special route falls through
-        kind = "declined" if type(exc).__name__.endswith("Declined") else f"raised {type(exc).__name__}"
-        attempts.append({"solver": name, "outcome": f"{kind}: {exc}"})
-        return None
-    attempts.append({"solver": name, "outcome": "declined" if found is None else "solved"})
-    return found

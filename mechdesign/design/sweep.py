@@ -25,7 +25,9 @@ from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHi
 from mechdesign.solvers.convex_route import run_solver
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
-from mechdesign.design.problem import SPECIAL_SOLVERS, Problem, _try_special, load_special_solvers
+from mechdesign.design.problem import Problem
+from mechdesign.solvers import special_solvers
+from mechdesign.solvers.registry import run_special_solvers
 from mechdesign.design.result import Result
 
 _COMPILES = 0
@@ -194,18 +196,14 @@ def _special(problem: Problem, limits: Limits):
     :meth:`Problem.solve`); (raw, info) with the attempts recorded, or None."""
     if problem.solver != "auto":
         return None
-    attempts: list[dict] = []
-    load_special_solvers()
-    for special in SPECIAL_SOLVERS:
-        found = _try_special(special, problem, attempts, limits)
-        if found is not None:
-            found[1]["special_solvers"] = attempts
-            return found
-    return None
+    found, attempts = run_special_solvers(problem, limits, special_solvers())
+    if found is not None:
+        found[1]["special_solvers"] = attempts
+    return found
 
 
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
-          baselines: Sequence[str] = (), calibrate: bool = True, use_special: bool = True,
+          at_each_point: Callable[[Problem, float], dict[str, dict]] | None = None, use_special: bool = True,
           progress: Callable[[int, int, SweepPoint], None] | None = None,
           time_limit: float | None = None) -> SweepResult:
     """Solve ``problem`` at each ε of ``epsilons`` (every notion with an ε gets the value).
@@ -220,18 +218,17 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
 
     Special-cased solvers (couplings, LDP column generation, ...) are used per point when they
     apply, exactly as ``Problem.solve`` does; no program is compiled then. ``use_special=False``
-    forces the compiled program instead. ``baselines`` are evaluated at each ε (calibrated to
-    the problem's constraints unless ``calibrate`` is False). ``time_limit`` (seconds; default
+    forces the compiled program instead. ``at_each_point(problem, ε)``, when given, is called
+    at each point while the notions are at that ε and returns named records (for instance the
+    baselines at that ε, :func:`mechdesign.estimation.compare.baseline_curves`); each name's
+    records form one curve of the result's ``baselines``. ``time_limit`` (seconds; default
     the problem's own) bounds each point's solve as in :meth:`Problem.solve`.
     """
     global _COMPILES
-    from mechdesign.estimation.compare import baseline_row, parse_baselines
-
     notions = sweepable(problem)
     eps = np.asarray(list(epsilons), dtype=float)
     if eps.size == 0:
         raise ProblemError("no ε to sweep", key="--epsilon")
-    names = parse_baselines(list(baselines)) if baselines else []
     original = [n.epsilon for n in notions]
     saved_params = [n.__dict__.pop("_params", None) for n in notions]
     start = time.perf_counter()
@@ -239,7 +236,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
     canon: set[int] = set()
     compiles = 0
     points: list[SweepPoint] = []
-    base_curves: dict[str, list[dict]] = {n: [] for n in names}
+    base_curves: dict[str, list[dict]] = {}
     try:
         for i, e in enumerate(eps):
             t0 = time.perf_counter()
@@ -279,11 +276,8 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
                     warm = bool(cached and cached[2].get("warm"))
             result = problem.finish(raw, info, limits)
             point = SweepPoint(e, result, time.perf_counter() - t0, warm)
-            for name in names:
-                row = baseline_row(problem, name, e, calibrated=calibrate)
-                base_curves[name].append({"epsilon": e, "epsilon_used": row.epsilon,
-                                          "objective": row.objective, "holds": row.holds,
-                                          "status": row.status, "note": row.note})
+            for name, record in (at_each_point(problem, e) if at_each_point is not None else {}).items():
+                base_curves.setdefault(name, []).append(record)
             points.append(point)
             if progress is not None:
                 progress(i + 1, len(eps), point)

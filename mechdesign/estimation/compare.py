@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechdesign.mechanisms import baselines as B
+from mechdesign.mechanisms.metric_mechanisms import exponential, geometric, line_spacing
+from mechdesign.mechanisms.planar import grid_lattice, planar_geometric, planar_laplace
+from mechdesign.mechanisms.profile_mechanisms import (
+    one_bit_cluster,
+    smooth_categorical,
+    smooth_one_bit,
+)
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.mechanisms.trivial_mechanisms import identity, uniform
+from mechdesign.mechanisms.unary_encoding import UNARY_MATRIX_MAX_K, UnaryEncoding, oue, rappor
 from mechdesign.privacy.certify import audit_all
 from mechdesign.core.errors import ProblemError
 from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, errors, ibu
@@ -124,7 +133,7 @@ def _geometric_ok(p):
     if reason:
         return reason
     try:
-        B._line_spacing(p.inputs)
+        line_spacing(p.inputs)
     except ProblemError as exc:
         return exc.detail
     return None
@@ -135,7 +144,7 @@ def _planar_ok(p):
     if reason:
         return reason
     try:
-        B._lattice(p.inputs, 1.0)
+        grid_lattice(p.inputs, 1.0)
     except ProblemError as exc:
         return exc.detail
     return None
@@ -162,31 +171,31 @@ def _profile_args(p):
 
 
 def _exponential(p, eps):
-    return B.exponential(p.inputs, problem_metric(p) or Metric("discrete"), eps)
+    return exponential(p.inputs, problem_metric(p) or Metric("discrete"), eps)
 
 
 BASELINES: dict[str, BaselineSpec] = {s.name: s for s in [
-    BaselineSpec("krr", "k-ary randomized response", _krr_ok, lambda p, e: B.krr(p.inputs, e)),
+    BaselineSpec("krr", "k-ary randomized response", _krr_ok, lambda p, e: krr(p.inputs, e)),
     BaselineSpec("geometric", "truncated geometric (ordered values)", _geometric_ok,
-                 lambda p, e: B.geometric(p.inputs, e)),
+                 lambda p, e: geometric(p.inputs, e)),
     BaselineSpec("exponential", "exponential mechanism, score −d", _same_io, _exponential),
     BaselineSpec("planar-laplace", "planar Laplace on the grid", _planar_ok,
-                 lambda p, e: B.planar_laplace(p.inputs, e)),
+                 lambda p, e: planar_laplace(p.inputs, e)),
     BaselineSpec("planar-geometric", "planar geometric on the grid", _planar_ok,
-                 lambda p, e: B.planar_geometric(p.inputs, e)),
+                 lambda p, e: planar_geometric(p.inputs, e)),
     BaselineSpec("rappor", "basic RAPPOR (symmetric unary encoding)", lambda p: None,
-                 lambda p, e: B.rappor(p.inputs, e)),
-    BaselineSpec("oue", "optimized unary encoding", lambda p: None, lambda p, e: B.oue(p.inputs, e)),
+                 lambda p, e: rappor(p.inputs, e)),
+    BaselineSpec("oue", "optimized unary encoding", lambda p: None, lambda p, e: oue(p.inputs, e)),
     BaselineSpec("one-bit-cluster", "paper 004 Algorithm 2", _one_bit_ok,
-                 lambda p, e: B.one_bit_cluster(*_profile_args(p), e)),
+                 lambda p, e: one_bit_cluster(*_profile_args(p), e)),
     BaselineSpec("smooth-one-bit", "paper 004 Algorithm 3", _one_bit_ok,
-                 lambda p, e: B.smooth_one_bit(*_profile_args(p), e)),
+                 lambda p, e: smooth_one_bit(*_profile_args(p), e)),
     BaselineSpec("smooth-categorical", "paper 004 Algorithm 4", _categorical_ok,
-                 lambda p, e: B.smooth_categorical(*_profile_args(p), e, labels=p.inputs)),
+                 lambda p, e: smooth_categorical(*_profile_args(p), e, labels=p.inputs)),
     BaselineSpec("uniform", "non-informative (uniform output)", lambda p: None,
-                 lambda p, e: B.uniform(p.inputs, p.outputs), parametric=False),
+                 lambda p, e: uniform(p.inputs, p.outputs), parametric=False),
     BaselineSpec("identity", "report the true value", _same_io,
-                 lambda p, e: B.identity(p.inputs), parametric=False),
+                 lambda p, e: identity(p.inputs), parametric=False),
 ]}
 
 
@@ -216,8 +225,8 @@ def applicable(problem, names: Sequence[str] | None = None) -> list[str]:
 
 def _as_mechs(problem, built) -> dict[str, np.ndarray] | None:
     """Matrices keyed like the problem's mechanisms (None for a unary encoding beyond the matrix limit)."""
-    if isinstance(built, B.UnaryEncoding):
-        if built.k > B.UNARY_MATRIX_MAX_K:
+    if isinstance(built, UnaryEncoding):
+        if built.k > UNARY_MATRIX_MAX_K:
             return None
         built = built.mechanism()
     if isinstance(built, Mechanism):
@@ -227,7 +236,7 @@ def _as_mechs(problem, built) -> dict[str, np.ndarray] | None:
 
 def _audits(problem, built) -> list[Audit] | None:
     """The problem's privacy constraints audited on a baseline (None: cannot be audited)."""
-    if isinstance(built, B.UnaryEncoding) and built.k > B.UNARY_MATRIX_MAX_K:
+    if isinstance(built, UnaryEncoding) and built.k > UNARY_MATRIX_MAX_K:
         if all(isinstance(n, LDP) for n in problem.privacy):
             return [built.audit(n) for n in problem.privacy]
         return None
@@ -238,7 +247,7 @@ def _claims(built) -> list[Audit]:
     """The baseline's own privacy claim, audited."""
     from mechdesign.privacy.audit import as_matrices
 
-    if isinstance(built, B.UnaryEncoding):
+    if isinstance(built, UnaryEncoding):
         return [built.audit()]
     if isinstance(built, Mechanism):
         return [c.audit(as_matrices(built)) for c in built.claims]
@@ -342,11 +351,11 @@ def baseline_row(problem, name: str, epsilon: float | None = None, calibrated: b
         return Row(name, "baseline", status="n/a", note=reason)
     eps = problem_epsilon(problem) if epsilon is None else epsilon
     used = None
-    if (name in ("rappor", "oue") and len(problem.inputs) > B.UNARY_MATRIX_MAX_K
+    if (name in ("rappor", "oue") and len(problem.inputs) > UNARY_MATRIX_MAX_K
             and not all(isinstance(n, LDP) for n in problem.privacy)):
         return Row(name, "baseline", status="n/a",
                    note=f"output space 2^{len(problem.inputs)}: only ε-LDP constraints can be audited "
-                        f"(the matrix is built for k <= {B.UNARY_MATRIX_MAX_K})")
+                        f"(the matrix is built for k <= {UNARY_MATRIX_MAX_K})")
     if spec.parametric:
         if eps is None:
             return Row(name, "baseline", status="n/a", note="the problem has no ε to put it at")
@@ -361,7 +370,7 @@ def baseline_row(problem, name: str, epsilon: float | None = None, calibrated: b
     mechs = _as_mechs(problem, built)
     objective = None
     note = ""
-    if isinstance(built, B.UnaryEncoding):
+    if isinstance(built, UnaryEncoding):
         note = f"output space 2^{built.k}: no objective"
     elif mechs is not None:
         objective = problem.objective.value(mechs)
@@ -391,11 +400,11 @@ def _merge(summaries: list[TrialSummary]) -> TrialSummary:
                         sum(s.ibu_not_converged for s in summaries))
 
 
-def _unary_trials(enc: B.UnaryEncoding, lam, n, trials, seed, cost, measures, ibu_options):
+def _unary_trials(enc: UnaryEncoding, lam, n, trials, seed, cost, measures, ibu_options):
     """Inv = the per-bit unbiased estimator, projected; IBU on the 2^k matrix when it is built."""
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = root.spawn(int(trials))
-    small = enc.k <= B.UNARY_MATRIX_MAX_K
+    small = enc.k <= UNARY_MATRIX_MAX_K
     ests = ["inv", "ibu"] if small else ["inv"]
     out = {e: {m: np.empty(int(trials)) for m in measures} for e in ests}
     iters, stuck = [], 0
@@ -432,7 +441,7 @@ def estimate_row(problem, row: Row, users: int, trials: int, seed: int | None, c
     summaries = []
     for key, ss in zip(keys, seeds):
         lam = lams[key]
-        if isinstance(built, B.UnaryEncoding):
+        if isinstance(built, UnaryEncoding):
             summaries.append(_unary_trials(built, lam, users, trials, ss, cost, measures, ibu_options))
             continue
         mech = built if isinstance(built, Mechanism) else built[key]
@@ -503,3 +512,20 @@ def fmt_mean_std(summary: TrialSummary | None, estimator: str, measure: str) -> 
         return "-"
     return f"{summary.mean(estimator, measure):.4g} ± {summary.std(estimator, measure):.2g}"
 
+
+def baseline_curves(names: Sequence[str], calibrate: bool = True):
+    """For :func:`mechdesign.design.sweep.sweep`'s ``at_each_point``: a function (problem, ε) ->
+    {baseline name: its record at ε} for the baselines ``names`` (checked by
+    :func:`parse_baselines`), each calibrated to the problem's constraints at that ε unless
+    ``calibrate`` is False."""
+    names = parse_baselines(list(names))
+
+    def at(problem, epsilon: float) -> dict[str, dict]:
+        out = {}
+        for name in names:
+            row = baseline_row(problem, name, epsilon, calibrated=calibrate)
+            out[name] = {"epsilon": epsilon, "epsilon_used": row.epsilon, "objective": row.objective,
+                         "holds": row.holds, "status": row.status, "note": row.note}
+        return out
+
+    return at

@@ -26,6 +26,7 @@ import numpy as np
 
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.simplex import project_simplex
 
 MEASURES = ("tv", "l1", "l2", "emd")
 ESTIMATORS = ("inv", "ibu")
@@ -52,25 +53,7 @@ def _frequencies(counts, m: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# projection and matrix inversion
-
-def project_simplex(v) -> np.ndarray:
-    """Euclidean projection of v onto the probability simplex {θ >= 0, Σ θ = 1}.
-
-    argmin_θ ||θ − v||_2 over the simplex is θ = max(v − τ, 0) with τ chosen so the result sums
-    to 1; τ is found by sorting (Held, Wolfe & Crowder 1974; Duchi et al. 2008), O(k log k).
-
-    >>> project_simplex([0.5, 0.7, -0.2])
-    array([0.4, 0.6, 0. ])
-    """
-    v = np.asarray(v, dtype=float)
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    ks = np.arange(1, v.size + 1)
-    rho = np.nonzero(u - css / ks > 0)[0][-1]
-    tau = css[rho] / (rho + 1)
-    return np.maximum(v - tau, 0.0)
-
+# matrix inversion
 
 def matrix_inversion(K, counts, project: bool = True) -> np.ndarray:
     """Inv (paper 002): θ with θ K = q̂, then projected onto the simplex.

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechdesign.information.capacity import LN2, shannon_capacity
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism, check_stochastic
 
@@ -188,7 +189,7 @@ def query_max_information(f: Callable[[tuple], int], universes: Sequence[Sequenc
     With a product prior, p(y | x_i) = Σ_z Π_{j≠i} P_j(z_j) K[f(x_i, z), y]: both rows of a ratio
     p(y | a)/p(y | b) mix their completions with the same weights, so the ratio is at most the
     largest ratio over single completions z, approached by point-mass priors on the others and
-    on x_i as in :func:`~mechdesign.information.capacity.max_information_capacity`. Hence the value is
+    on x_i as in :func:`~mechdesign.information.leakage.max_information_capacity`. Hence the value is
     max over i, completions z, values a, b and outputs y of ln K[f(a, z), y] / K[f(b, z), y].
     Theorem 2.1 says this equals the ε of ε-differential privacy of the composed channel over
     neighbouring datasets (:func:`query_dp_epsilon`, computed independently). ``records``

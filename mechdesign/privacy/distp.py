@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.tables import read_name_pairs
 from mechdesign.privacy.base import (
     AUDIT_TOL,
     DEFAULT,
@@ -28,6 +30,9 @@ from mechdesign.privacy.base import (
     log_ratio_max,
 )
 from mechdesign.privacy.ldp import chain, links
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,3 +282,78 @@ class ProfilePrivacy(DistP):
                 if node not in sides:
                     raise ProblemError(f"edge names unknown profile '{node}'", key="edges")
         super().__init__(epsilon, [(sides[a], sides[b]) for a, b in edges], 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# problem-file tables. A divergence other than "max" gives the divergence variants, whose module
+# builds on this one and is therefore imported when such a table is read.
+
+def table_sides(table: dict, declared: Declarations) -> list[tuple[Side, Side]]:
+    """The table's ``pairs`` of names as pairs of sides: mechanism contexts when the file declares
+    contexts (each with its own mechanism), else named distributions under the shared mechanism."""
+    key = f"{declared.key}.pairs"
+    out = []
+    for a, b in read_name_pairs(table.get("pairs"), declared.file, key):
+        sides = []
+        for name in (a, b):
+            if declared.contexts is not None:
+                if name not in declared.contexts:
+                    raise declared.error(f"'{name}' is not a mechanism context; expected one of: "
+                                         f"{', '.join(declared.contexts)}", key)
+                sides.append(Side(name, declared.contexts[name], name))
+            else:
+                sides.append(Side(name, declared.distribution(name, key), DEFAULT))
+        out.append(tuple(sides))
+    return out
+
+
+def distp_from_table(table: dict, declared: Declarations) -> Notion:
+    """``notion = "distp"``: ``epsilon``, ``pairs``, optional ``delta`` and ``divergence``."""
+    declared.allow(table, {"epsilon", "delta", "pairs", "divergence"})
+    eps = declared.epsilon(table)
+    delta = declared.delta(table)
+    divergence = declared.divergence(table, delta)
+    pairs = table_sides(table, declared)
+    if divergence == "max":
+        return DistP(eps, pairs, delta)
+    from mechdesign.privacy.divergence import DivergenceDistP
+    return DivergenceDistP(eps, pairs, divergence, delta)
+
+
+def xdistp_from_table(table: dict, declared: Declarations) -> Notion:
+    """``notion = "xdistp"``: as distp, the level scaled by the ``distance`` (default "w1") between
+    the paired distributions under the ground metric."""
+    declared.allow(table, {"epsilon", "delta", "pairs", "distance", "divergence"})
+    key = declared.key
+    eps = declared.epsilon(table)
+    delta = declared.delta(table)
+    divergence = declared.divergence(table, delta)
+    pairs = table_sides(table, declared)
+    cost = declared.input_distances(f"{key}.notion")
+    distance = table.get("distance", "w1")
+    if not isinstance(distance, str):
+        raise declared.error(f"expected a distance name, got {distance!r}", f"{key}.distance")
+    try:
+        if divergence == "max":
+            return XDistP(eps, pairs, distance, cost, delta)
+        from mechdesign.privacy.divergence import DivergenceXDistP
+        return DivergenceXDistP(eps, pairs, distance, cost, divergence, delta)
+    except ProblemError as exc:
+        raise declared.error(exc.detail, f"{key}.{exc.key or 'distance'}")
+
+
+def profile_from_table(table: dict, declared: Declarations) -> ProfilePrivacy:
+    """``notion = "profile"``: ``epsilon`` and ``edges`` between mechanism contexts (profiles)."""
+    declared.allow(table, {"epsilon", "edges"})
+    key = declared.key
+    eps = declared.epsilon(table)
+    if declared.contexts is None:
+        raise declared.error("profile privacy needs one mechanism per profile: set [mechanism] "
+                             "contexts", f"{key}.notion")
+    edges = read_name_pairs(table.get("edges"), declared.file, f"{key}.edges", "edges")
+    for a, b in edges:
+        for name in (a, b):
+            if name not in declared.contexts:
+                raise declared.error(f"'{name}' is not a mechanism context; expected one of: "
+                                     f"{', '.join(declared.contexts)}", f"{key}.edges")
+    return ProfilePrivacy(eps, edges, declared.contexts)

@@ -19,6 +19,7 @@ matrices in float64.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from mechdesign.core.divergences import Divergence
 from mechdesign.core.divergences import divergence as lookup
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.tables import read_name_pairs
 from mechdesign.privacy.base import (
     AUDIT_TOL,
     MAX_LOG_COEFFICIENT,
@@ -46,6 +48,9 @@ from mechdesign.privacy.distp import (
     width_scaled_audit,
 )
 from mechdesign.privacy.ldp import chain, links
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 
 def _resolve(div, delta: float) -> Divergence:
@@ -357,3 +362,53 @@ class DivergenceXDistP(DivergenceDistP):
 
     def audit(self, mechs):
         return width_scaled_audit(self, mechs, self._requested())
+
+
+# ---------------------------------------------------------------------------------------------
+# problem-file tables (the distribution notions' tables are read in distp.py)
+
+def table_adjacency(table: dict, declared: Declarations):
+    """``adjacency = "all"`` (default: every pair of distinct inputs) or [[a, b], ...] input labels,
+    as index pairs."""
+    key = f"{declared.key}.adjacency"
+    inputs = declared.inputs
+    value = table.get("adjacency", "all")
+    if value == "all":
+        if len(inputs) < 2:
+            raise declared.error("needs at least two inputs", key)
+        return np.triu_indices(len(inputs), 1)
+    if isinstance(value, str):
+        raise declared.error(f"expected \"all\" or a list of [a, b] input label pairs, "
+                             f"got {value!r}", key)
+    out = []
+    for a, b in read_name_pairs(value, declared.file, key):
+        for label in (a, b):
+            if label not in inputs:
+                raise declared.error(f"unknown input label '{label}'", key)
+        if a == b:
+            raise declared.error(f"pair [{a!r}, {b!r}] must name two different inputs", key)
+        out.append((inputs.index(a), inputs.index(b)))
+    return out
+
+
+def divergence_dp_from_table(table: dict, declared: Declarations) -> DivergenceDP:
+    """``notion = "divergence-dp"``: ``epsilon``; optional ``delta``, ``divergence`` and
+    ``adjacency``."""
+    declared.allow(table, {"epsilon", "delta", "divergence", "adjacency"})
+    eps = declared.epsilon(table)
+    delta = declared.delta(table)
+    divergence = declared.divergence(table, delta)
+    return DivergenceDP(eps, divergence, table_adjacency(table, declared), delta,
+                        declared.inputs.labels)
+
+
+def divergence_xdp_from_table(table: dict, declared: Declarations) -> DivergenceXDP:
+    """``notion = "divergence-xdp"``: as divergence-dp, the level scaled by the ground metric's
+    distance between the inputs of a pair."""
+    declared.allow(table, {"epsilon", "delta", "divergence", "adjacency"})
+    eps = declared.epsilon(table)
+    delta = declared.delta(table)
+    divergence = declared.divergence(table, delta)
+    distances = declared.input_distances(f"{declared.key}.notion")
+    return DivergenceXDP(eps, divergence, distances, table_adjacency(table, declared), delta,
+                         declared.inputs.labels)

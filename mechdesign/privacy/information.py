@@ -22,13 +22,20 @@ mechanisms every notion applies to each context's matrix.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mechdesign.information.capacity import LN2, _gain, _mi, shannon_capacity
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
+from mechdesign.information.leakage import gain_matrix, mutual_information_of
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.tables import is_number_list, read_distribution, read_matrix, read_number
 from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion, check_epsilon
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 #: gap of the capacity solves in audits (bits), below AUDIT_TOL
 CAPACITY_AUDIT_TOL = 1e-10
@@ -208,7 +215,7 @@ class MutualInformation(_BitsNotion):
         return out
 
     def level(self, key: str, k: np.ndarray) -> float:
-        return _mi(self.priors[key], k)
+        return mutual_information_of(self.priors[key], k)
 
     def audit(self, mechs):
         levels = {key: self.level(key, k) for key, k in mechs.items()}
@@ -302,7 +309,7 @@ class GVulnerability(Notion):
                                key="bound")
         self.priors = {k: np.asarray(v, dtype=float) for k, v in priors.items()}
         n = len(next(iter(self.priors.values())))
-        self.gain = _gain(gain, n)
+        self.gain = gain_matrix(gain, n)
         self.gain_name = gain if isinstance(gain, str) else "matrix"
         self.prior_name = prior_name
         self.prior_vulnerability = {k: float((self.gain @ pi).max()) for k, pi in self.priors.items()}
@@ -382,3 +389,74 @@ class GVulnerability(Notion):
             v, b, v0 = self.level(key, k), self.bounds[key], self.prior_vulnerability[key]
             out[key] = k if v <= b or v <= v0 else _mix_uniform(k, (v - b) / (v - v0) + 1e-15)
         return out
+
+
+# ---------------------------------------------------------------------------------------------
+# problem-file tables: bounds in bits; with per-context mechanisms each context's matrix is
+# bounded, under that context's own distribution unless a prior is named
+
+def table_priors(table: dict, declared: Declarations) -> tuple[dict[str, np.ndarray], str]:
+    """Per mechanism key, the prior the table names (a distribution name or a list of
+    probabilities; default: each context's own distribution, else uniform), and its name."""
+    value = table.get("prior")
+    key = f"{declared.key}.prior"
+    if value is None:
+        if declared.contexts is not None:
+            return dict(declared.contexts), "contexts"
+        value = "uniform"
+    if isinstance(value, list):
+        if not is_number_list(value):
+            raise declared.error("expected a distribution name or a list of probabilities", key)
+        pi = read_distribution(value, len(declared.inputs), "prior", declared.file, key)
+        return {c: pi for c in declared.keys}, "inline"
+    return {c: declared.distribution(value, key) for c in declared.keys}, str(value)
+
+
+def information_from_table(table: dict, declared: Declarations) -> InformationPrivacy:
+    """``notion = "information"``: Shannon capacity at most ``bits``."""
+    declared.allow(table, {"bits"})
+    return InformationPrivacy(declared.epsilon(table, "bits"))
+
+
+def mutual_information_from_table(table: dict, declared: Declarations) -> MutualInformation:
+    """``notion = "mutual-information"``: I(π; K) at most ``bits`` under the ``prior``."""
+    declared.allow(table, {"bits", "prior"})
+    bits = declared.epsilon(table, "bits")
+    priors, name = table_priors(table, declared)
+    return MutualInformation(bits, priors, name)
+
+
+def min_entropy_from_table(table: dict, declared: Declarations) -> MinEntropy:
+    """``notion = "min-entropy"``: min-entropy capacity at most ``bits``."""
+    declared.allow(table, {"bits"})
+    return MinEntropy(declared.epsilon(table, "bits"))
+
+
+def g_vulnerability_from_table(table: dict, declared: Declarations) -> GVulnerability:
+    """``notion = "g-vulnerability"``: a ``gain`` ("identity" or a guesses x inputs matrix), a
+    ``prior``, and exactly one of ``bound`` (posterior vulnerability) and ``bits`` (leakage)."""
+    declared.allow(table, {"gain", "prior", "bound", "bits"})
+    key = declared.key
+    if ("bound" in table) == ("bits" in table):
+        raise declared.error("give exactly one of 'bound' (largest posterior vulnerability) and "
+                             "'bits' (largest multiplicative g-leakage)", f"{key}.bound")
+    gain = table.get("gain", "identity")
+    n = len(declared.inputs)
+    if isinstance(gain, list):
+        gain = read_matrix(gain, declared.file, f"{key}.gain")
+        if gain.shape[1] != n:
+            raise declared.error(f"gain must have one column per input ({n}), got {gain.shape[1]}",
+                                 f"{key}.gain")
+    elif gain != "identity":
+        raise declared.error(f"expected \"identity\" or a matrix (guesses x inputs), got {gain!r}",
+                             f"{key}.gain")
+    priors, name = table_priors(table, declared)
+    bound = bits = None
+    if "bits" in table:
+        bits = declared.epsilon(table, "bits")
+    else:
+        bound = read_number(table["bound"], declared.file, f"{key}.bound")
+    try:
+        return GVulnerability(gain, priors, bound=bound, bits=bits, prior_name=name)
+    except ProblemError as exc:
+        raise declared.error(exc.detail, f"{key}.{exc.key or 'bound'}")

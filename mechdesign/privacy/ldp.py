@@ -11,6 +11,7 @@ when a <= 1 (and conversely the chain multiplies out to a <= c^k b = e^L b).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from mechdesign.privacy.base import (
     check_epsilon,
     hockey_stick,
 )
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 #: the log of the largest coefficient of one chain link
 LINK_LOG = 10.0
@@ -187,3 +191,9 @@ def _row(v):
 def ldp(epsilon: float, delta: float = 0.0) -> Notion:
     """ε-LDP, or (ε, δ)-LDP when δ > 0."""
     return ApproxLDP(epsilon, delta) if check_delta(delta) > 0 else LDP(epsilon)
+
+
+def ldp_from_table(table: dict, declared: Declarations) -> Notion:
+    """``notion = "ldp"``: ``epsilon`` and an optional ``delta``."""
+    declared.allow(table, {"epsilon", "delta"})
+    return ldp(declared.epsilon(table), declared.delta(table))

@@ -18,6 +18,8 @@ most |X|·|Y|·TINY·max|C|.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -26,6 +28,9 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.metrics import Metric, on_a_line
 from mechdesign.privacy.base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 #: the smallest positive normal float64: the floor of every non-zero column (module docstring)
 TINY = float(np.finfo(float).tiny)
@@ -246,3 +251,14 @@ def _max_plus_numpy(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
 def _safe_log(k: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.log(np.maximum(k, 0.0))
+
+
+def metric_privacy_from_table(table: dict, declared: Declarations) -> MetricPrivacy:
+    """``notion = "metric"``: ``epsilon``, under the file's ground metric over the inputs."""
+    declared.allow(table, {"epsilon"})
+    eps = declared.epsilon(table)
+    metric = declared.need_metric(f"{declared.key}.notion")
+    try:
+        return MetricPrivacy(eps, metric, declared.inputs)
+    except ProblemError as exc:
+        raise exc.located(declared.file, "metric")

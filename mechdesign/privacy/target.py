@@ -16,13 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import permutations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mechdesign.core.divergences import DIVERGENCES, max_divergence
 from mechdesign.core.divergences import divergence as lookup
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.tables import read_distribution
 from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.declarations import Declarations
 
 FREE = "free"
 #: Output deviations up to this are round-off of an exact construction (a coupling mechanism):
@@ -211,3 +216,32 @@ class ApproximateKnowledge(Notion):
         mean = np.mean(list(built_out.values()), axis=0)
         detail["coupling_deviation"] = float(max(np.abs(o - mean).max() for o in built_out.values()))
         return Audit(self.name, bounds, achieved, holds, detail)
+
+
+def target_from_table(table: dict, declared: Declarations) -> Target:
+    """``notion = "target"``: every context's output distribution is the ``distribution`` (a name,
+    "uniform", a list of probabilities over the outputs) or, with "free", one common distribution
+    the design chooses."""
+    declared.allow(table, {"distribution"})
+    contexts, weights = declared.contexts, declared.weights
+    if contexts is None:
+        raise declared.error("a target constrains each context's output distribution: set "
+                             "[mechanism] contexts", f"{declared.key}.notion")
+    value = table.get("distribution")
+    key = f"{declared.key}.distribution"
+    m = len(declared.outputs)
+    if value is None:
+        raise declared.error("missing 'distribution': a distribution name, \"uniform\", \"free\" "
+                             f"or a list of {m} probabilities over the outputs", key)
+    if value == FREE:
+        return Target(contexts, None, weights=weights)
+    if value == "uniform":
+        return Target(contexts, np.full(m, 1.0 / m), "uniform", weights)
+    if isinstance(value, list):
+        mu = read_distribution(value, m, "target distribution over the outputs", declared.file, key)
+        return Target(contexts, mu, "inline", weights)
+    mu = declared.distribution(value, key)
+    if mu.size != m:
+        raise declared.error(f"'{value}' has {mu.size} entries but the target is over the {m} "
+                             "outputs; give a list of probabilities over the outputs", key)
+    return Target(contexts, mu, value, weights)

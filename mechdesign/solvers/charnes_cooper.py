@@ -53,11 +53,12 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, record_declined, run_to_optimum
+from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.core.objectives import MaxOffDiagonal
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
 from mechdesign.privacy.ldp import links
-from mechdesign.design.problem import register_special_solver, relative_gap
+from mechdesign.solvers.contexts import relative_gap
+from mechdesign.solvers.registry import SpecialSolver
 
 #: the largest s = 1/t sought; reaching it means t* = 0 (or below 1/S_CAP, then the general LP)
 S_CAP = 1e7
@@ -379,21 +380,28 @@ def _max_entry(keys, mask_keys, mask, notions):
 NAME = "HiGHS (Charnes–Cooper scaled max-entry LP)"
 
 
-@register_special_solver
-def max_entry_by_scaling(problem, limits=None):
-    """Special solver: the max-off-diagonal objective under pure DistP / XDistP / profile
-    privacy only (any number of notions, shared or per-context mechanisms). The bound it
-    reports is proven (:func:`proven_bound`); when it is not within half the problem's gap
-    tolerance of the LP's t* the problem is passed on to the general route."""
+def applies(problem) -> str | None:
+    """The max-off-diagonal objective under pure DistP / XDistP / profile privacy only (any
+    number of notions, shared or per-context mechanisms)."""
     objective = problem.objective
-    if type(objective) is not MaxOffDiagonal or not problem.privacy:
-        return None
-    notions = problem.privacy
-    if any(type(n) not in HOMOGENEOUS or n.delta != 0 for n in notions):
-        return None
+    if type(objective) is not MaxOffDiagonal:
+        return f"needs the max-off-diagonal objective, the objective is {objective.kind}"
+    if not problem.privacy:
+        return "needs a privacy notion"
+    names = ", ".join(h.__name__ for h in HOMOGENEOUS)
+    if any(type(n) not in HOMOGENEOUS or n.delta != 0 for n in problem.privacy):
+        return f"needs only pure notions among {names}"
     keys = problem.keys
-    if not set(objective.keys) <= set(keys) or any(set(n.keys(keys)) - set(keys) for n in notions):
-        return None  # the general route reports the unknown keys
+    if not set(objective.keys) <= set(keys) or any(set(n.keys(keys)) - set(keys) for n in problem.privacy):
+        return "names mechanisms the problem does not have (the general route reports them)"
+    return None
+
+
+def max_entry_by_scaling(problem, limits=None):
+    """The Charnes–Cooper scaled LP. The bound it reports is proven (:func:`proven_bound`);
+    when it is not within half the problem's gap tolerance of the LP's t* the solver declines
+    and the problem goes on to the general route."""
+    objective, notions, keys = problem.objective, problem.privacy, problem.keys
     start = time.perf_counter()
     reasons: list[str] = []
     found = solve_max_entry(keys, set(objective.keys), objective.mask, notions, reasons)
@@ -403,9 +411,10 @@ def max_entry_by_scaling(problem, limits=None):
             reasons.append(f"the duals prove only {bound!r} against the LP's {t!r}")
             found = None
     if found is None:
-        for reason in reasons:
-            record_declined(problem, NAME, reason)
-        return None
+        raise SolverDeclined("; ".join(reasons) or "no proven optimum")
     return raw, {"status": "optimal", "name": NAME,
                  "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built,
                  "objective": bound, "bound_proven": True}
+
+
+SOLVER = SpecialSolver(NAME, applies, max_entry_by_scaling)

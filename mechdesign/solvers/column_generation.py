@@ -29,11 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, record_declined, run_to_optimum
+from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.core.limits import Limits
-from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.ldp import LDP, links
-from mechdesign.design.problem import ContextSolution, register_special_solver, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.predicates import expected_loss, one_notion_of
+from mechdesign.solvers.registry import SpecialSolver
 
 
 @dataclass
@@ -191,14 +192,13 @@ def _column_generation(cost, cone, batch, tol, max_rounds, initial, limits=None)
 NAME = "HiGHS column generation"
 
 
-@register_special_solver
+def applies(problem) -> str | None:
+    """ε-LDP (δ = 0) alone with an expected-loss objective."""
+    return one_notion_of(problem, LDP) or expected_loss(problem)
+
+
 def ldp_by_columns(problem, limits=None):
-    """Special solver: ε-LDP (δ = 0) alone with an expected-loss objective, per context."""
-    if len(problem.privacy) != 1 or type(problem.privacy[0]) is not LDP:
-        return None
-    objective = problem.objective
-    if not isinstance(objective, ExpectedLoss):
-        return None
+    """ε-LDP alone with an expected-loss objective, per context, by column generation."""
     notion = problem.privacy[0]
     cone = LDPCone(len(problem.inputs), notion.epsilon)
     # warm start: the outputs the last solve of this problem used (sweeps re-solve one problem
@@ -213,7 +213,10 @@ def ldp_by_columns(problem, limits=None):
         return found
 
     solved = solve_contexts(problem, solve_one, NAME, limits=limits)
-    for reason in reasons:
-        record_declined(problem, NAME, reason)
+    if solved is None:
+        raise SolverDeclined("; ".join(reasons) or "no proven optimum")
     return solved
+
+
+SOLVER = SpecialSolver(NAME, applies, ldp_by_columns)
 

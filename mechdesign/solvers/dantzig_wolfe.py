@@ -17,11 +17,11 @@ import numpy as np
 
 from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
 from mechdesign.solvers.line_rays import LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
-from mechdesign.core.metrics import on_a_line
-from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.design.problem import ContextSolution, register_special_solver, relative_gap, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, relative_gap, solve_contexts
+from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import (  # noqa: F401
     ACCEPT_GAP,
     CHAIN_MAX_EXPONENT,
@@ -395,21 +395,33 @@ def _solve_general(cost, distances, notion, points, gap: float, limits, path: li
     return found
 
 
-@register_special_solver
+def _steep(notion) -> bool:
+    """Whether some pair's e^{εd} exceeds e^20 (the LP's chains resolve entries only to 1e-15
+    there; rays are exact)."""
+    return float(np.max(notion.epsilon * notion.d, initial=0.0)) > MAX_LOG_COEFFICIENT
+
+
+def applies(problem) -> str | None:
+    """One ε·d-privacy notion over a metric other than the line's with an expected-loss
+    objective, from GENERAL_MIN_INPUTS values, or fewer when the notion is steep."""
+    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    if reason is not None:
+        return reason
+    notion = problem.privacy[0]
+    if metric_on_a_line(notion):
+        return "the points lie on a line, which has its own exact solver"
+    if len(problem.inputs) < GENERAL_MIN_INPUTS and not _steep(notion):
+        return f"fewer than {GENERAL_MIN_INPUTS} inputs and no ratio beyond e^20: the plain LP is as fast"
+    return None
+
+
 def metric_by_rays(problem, limits=None):
-    """Special solver: one ε·d-privacy notion over any other metric with an expected-loss
-    objective, from GENERAL_MIN_INPUTS values, or fewer when some e^{εd} exceeds e^20 (the LP's
-    chains resolve entries only to 1e-15; rays are exact) and the rays close the gap. Stops when
-    the rigorous Lagrangian bound is within the problem's gap tolerance; what was run and why is
-    listed in the record's ``path``."""
-    if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
-        return None
+    """Rays, then lazy pairs when they stall. Stops when the rigorous Lagrangian bound is
+    within the problem's gap tolerance; what was run and why is listed in the record's
+    ``path``. A small problem whose gap the rays did not close is declined (the plain LP
+    finishes it)."""
     notion, points = problem.privacy[0], problem.privacy[0].domain.points
     small = len(problem.inputs) < GENERAL_MIN_INPUTS
-    steep = float(np.max(notion.epsilon * notion.d, initial=0.0)) > MAX_LOG_COEFFICIENT
-    if on_a_line(notion.metric.kind, points) or not isinstance(problem.objective, ExpectedLoss) or (
-            small and not steep):
-        return None  # the line has its own exact pricing; small problems take the plain LP
     start = time.perf_counter()
     distances = notion.metric.distances(notion.domain)
     tolerance = problem.gap_tolerance
@@ -427,3 +439,6 @@ def metric_by_rays(problem, limits=None):
             problem.objective.value(found[0]), found[1]["objective"], problem.objective_scale()) > tolerance:
         raise SolverDeclined("a small problem whose gap the rays did not close (the plain LP finishes it)")
     return found
+
+
+SOLVER = SpecialSolver(NAME, applies, metric_by_rays)

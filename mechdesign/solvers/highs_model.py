@@ -67,12 +67,6 @@ def checked(status, what: str) -> None:
         raise SolverDeclined(f"HiGHS rejected {what}")
 
 
-def record_declined(problem, name: str, reason: str) -> None:
-    """Note on ``problem.extras["declined"]`` that the structured solver ``name`` passed the
-    problem on, and why."""
-    problem.extras.setdefault("declined", []).append(f"{name}: {reason}")
-
-
 def run_to_optimum(h: highspy.Highs) -> bool:
     """Run; after a non-optimal status start once more without the warm basis (it can lead
     the simplex astray: seen at k = 2000 in column generation and in cone pricing). Whether

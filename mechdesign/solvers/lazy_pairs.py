@@ -27,11 +27,11 @@ import numpy as np
 from mechdesign.solvers.dantzig_wolfe import GENERAL_MIN_INPUTS, LAZY_MAX_ENTRIES
 from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
 from mechdesign.solvers.lp_bound import highs_model_bound
-from mechdesign.core.metrics import on_a_line
-from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.design.problem import ContextSolution, register_special_solver, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import give_time
 
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
@@ -172,24 +172,32 @@ def repairer(notion: MetricPrivacy):
     return repair
 
 
-@register_special_solver
-def metric_by_lazy_pairs(problem, limits=None):
-    """Special solver: one ε·d-privacy notion over a general metric (not a line, which has its
-    own exact pricing) with an expected-loss objective, from GENERAL_MIN_INPUTS inputs and up to
-    LAZY_MAX_ENTRIES entries of K. Reached when the ray solver (:mod:`dantzig_wolfe`, which tries
-    first and itself switches here when it stalls) declined the problem."""
-    if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
-        return None
-    notion = problem.privacy[0]
-    points = notion.domain.points
-    if on_a_line(notion.metric.kind, points):
-        return None
+def applies(problem) -> str | None:
+    """One ε·d-privacy notion over a metric other than the line's with an expected-loss
+    objective, from GENERAL_MIN_INPUTS inputs and up to LAZY_MAX_ENTRIES entries of K."""
+    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    if reason is not None:
+        return reason
+    if metric_on_a_line(problem.privacy[0]):
+        return "the points lie on a line, which has its own exact solver"
     n, m = len(problem.inputs), len(problem.outputs)
-    if not isinstance(problem.objective, ExpectedLoss) or n < GENERAL_MIN_INPUTS or n * m > LAZY_MAX_ENTRIES:
-        return None
+    if n < GENERAL_MIN_INPUTS:
+        return f"fewer than {GENERAL_MIN_INPUTS} inputs: the plain LP is as fast"
+    if n * m > LAZY_MAX_ENTRIES:
+        return f"{n} × {m} entries of K, more than the {LAZY_MAX_ENTRIES} its LP affords"
+    return None
+
+
+def metric_by_lazy_pairs(problem, limits=None):
+    """The LP with lazy pair rows. Reached when the ray solver (:mod:`dantzig_wolfe`, which
+    tries first and itself switches here when it stalls) declined the problem."""
+    notion = problem.privacy[0]
     pairs = (notion.i, notion.j, notion.d)
     found = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits,
                                                                   repair=repairer(notion)),
                            NAME, limits=limits)
     found[1]["path"] = ["lazy pairs: the ray solver declined this problem"]
     return found
+
+
+SOLVER = SpecialSolver(NAME, applies, metric_by_lazy_pairs)

@@ -38,10 +38,10 @@ import highspy
 import numpy as np
 
 from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
-from mechdesign.core.metrics import on_a_line
-from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.design.problem import ContextSolution, register_special_solver, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import (
     ACCEPT_GAP,
     CHAIN_MAX_EXPONENT,
@@ -299,16 +299,19 @@ def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing
     return bound if np.isfinite(bound) else -np.inf
 
 
-@register_special_solver
+def applies(problem) -> str | None:
+    """One ε·d-privacy notion with |x − x'| on 1-D points (the ``absolute``, ``euclidean`` or
+    ``manhattan`` metric) and an expected-loss objective."""
+    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    if reason is None and not metric_on_a_line(problem.privacy[0]):
+        reason = "needs points on a line with |x − x'| as the distance"
+    return reason
+
+
 def metric_line_by_rays(problem, limits=None):
-    """Special solver: one ε·d-privacy notion with |x − x'| on 1-D points (the ``absolute``,
-    ``euclidean`` or ``manhattan`` metric) and an expected-loss objective (per context)."""
-    if len(problem.privacy) != 1 or type(problem.privacy[0]) is not MetricPrivacy:
-        return None
+    """The exact ray master with box-cone pricing, per context."""
     notion = problem.privacy[0]
     points = notion.domain.points
-    if not on_a_line(notion.metric.kind, points) or not isinstance(problem.objective, ExpectedLoss):
-        return None
     order = np.argsort(points[:, 0], kind="stable")
     sorted_points = points[order, 0]
     tolerance = problem.gap_tolerance
@@ -323,3 +326,6 @@ def metric_line_by_rays(problem, limits=None):
     solved = solve_contexts(problem, solve_one, NAME, limits=limits)
     solved[1]["path"] = path
     return solved
+
+
+SOLVER = SpecialSolver(NAME, applies, metric_line_by_rays)

@@ -1,0 +1,35 @@
+"""Checks several special solvers share: what a problem's privacy and objective are.
+
+Each returns None when the problem has the property, else the reason it does not (the clause
+``mechdesign solve --explain`` prints)."""
+
+from __future__ import annotations
+
+from mechdesign.core.metrics import on_a_line
+from mechdesign.core.objectives import ExpectedLoss
+
+
+def one_notion_of(problem, kind: type) -> str | None:
+    """Exactly one privacy notion, of exactly the type ``kind``."""
+    if len(problem.privacy) != 1:
+        return f"needs exactly one privacy notion ({kind.__name__}), the problem has {len(problem.privacy)}"
+    if type(problem.privacy[0]) is not kind:
+        return f"needs {kind.__name__}, the notion is {type(problem.privacy[0]).__name__}"
+    return None
+
+
+def expected_loss(problem) -> str | None:
+    """An expected-loss objective."""
+    if not isinstance(problem.objective, ExpectedLoss):
+        return f"needs an expected-loss objective, the objective is {problem.objective.kind}"
+    return None
+
+
+def metric_on_a_line(notion) -> bool:
+    """Whether the d-privacy notion's points lie on a line with |x − x'| as the distance."""
+    return on_a_line(notion.metric.kind, notion.domain.points)
+
+
+def first_reason(*reasons: str | None) -> str | None:
+    """The first reason that is not None (checks listed in the order they are explained)."""
+    return next((r for r in reasons if r is not None), None)
