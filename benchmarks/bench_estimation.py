@@ -35,12 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, write_results
 
 import mechdesign
-from mechdesign.mechanisms.metric_mechanisms import geometric
-from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.design.sweep import sweep
 from mechdesign.estimation.compare import ground_cost, input_distributions
 from mechdesign.estimation.estimation import ibu
 from mechdesign.estimation.simulation import run_trials, simulate
-from mechdesign.design.sweep import sweep
+from mechdesign.mechanisms.metric_mechanisms import geometric
+from mechdesign.mechanisms.randomized_response import krr
 
 warnings.filterwarnings("ignore")
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,8 +27,8 @@ from common import write_results
 
 from mechdesign import Domain, Problem
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import LDP
 from mechdesign.design.sweep import sweep
+from mechdesign.privacy import LDP
 
 warnings.filterwarnings("ignore")
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mechdesign.bench import SUITES, paper003, run_suite
-from mechdesign.bench.isolate import run_isolated
 from mechdesign.bench.executor import SerialExecutor, make_executor
+from mechdesign.bench.isolate import run_isolated
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

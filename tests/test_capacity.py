@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.information.capacity import shannon_capacity
 from mechdesign.information.channel import LN2
 from mechdesign.information.leakage import (
@@ -23,6 +22,7 @@ from mechdesign.information.leakage import (
     posterior_g_vulnerability,
     prior_g_vulnerability,
 )
+from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.privacy.ldp import LDP
 
 

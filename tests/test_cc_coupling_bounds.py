@@ -12,6 +12,10 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Problem
+from mechdesign.core.objectives import off_diagonal_mask
+from mechdesign.design.spec import load_problem
+from mechdesign.privacy import ProfilePrivacy
+from mechdesign.privacy.distp import DistP, Side, XDistP
 from mechdesign.solvers.charnes_cooper import (
     ScaledProgram,
     bound_from_multipliers,
@@ -19,10 +23,6 @@ from mechdesign.solvers.charnes_cooper import (
     pair_multipliers,
     solve_max_entry,
 )
-from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
-from mechdesign.privacy import ProfilePrivacy
-from mechdesign.privacy.distp import DistP, Side, XDistP
-from mechdesign.design.spec import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 EPSILONS = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 35.0)
@@ -241,8 +241,8 @@ def test_any_potentials_give_a_valid_coupling_bound():
     """proven_context_bound is weak duality for every g: random potentials, the transport
     potentials shifted or scaled, never exceed the independent optimum; the transport
     potentials reach it."""
-    from mechdesign.transport.coupling import coupling
     from mechdesign.solvers.coupling_targets import proven_context_bound
+    from mechdesign.transport.coupling import coupling
 
     rng = np.random.default_rng(7)
     for _ in range(20):

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Metric, Problem
-from mechdesign.privacy.certify import certify
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, DistP, MetricPrivacy, Side
+from mechdesign.privacy.certify import certify
 
 
 def brute_force_dprivacy_level(k, d):

@@ -7,7 +7,6 @@ import pytest
 from scipy.optimize import brentq
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.information.capacity import shannon_capacity
 from mechdesign.information.leakage import min_entropy_capacity, mutual_information
 from mechdesign.mechanisms.channels import (
@@ -32,6 +31,7 @@ from mechdesign.mechanisms.channels import (
     krr_at_mutual_information,
     weakly_symmetric_capacity,
 )
+from mechdesign.mechanisms.randomized_response import krr
 
 
 def certified_at(cal, bits, tol=1e-6):

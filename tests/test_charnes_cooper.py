@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import Domain, Problem
-from mechdesign.solvers.charnes_cooper import max_entry_by_scaling
 from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.privacy import ProfilePrivacy
 from mechdesign.privacy.distp import DistP, Side, XDistP
+from mechdesign.solvers.charnes_cooper import max_entry_by_scaling
 
 SCALED = "Charnes–Cooper"
 

@@ -84,8 +84,9 @@ def test_audit_command_accepts_a_result_and_rejects_a_tampered_one(run_cli, tmp_
 
 def test_infeasible_constraints_give_status_infeasible_and_no_mechanism():
     from mechdesign import Domain, Problem
+    from mechdesign.core.audit_record import Audit
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy.base import Audit, Notion
+    from mechdesign.privacy.base import Notion
 
     class AtLeastTwo(Notion):  # an impossible user-defined constraint: K[0, 0] >= 2
         name = "impossible"

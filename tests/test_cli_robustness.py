@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
-from mechdesign.privacy.base import Audit
+from mechdesign.core.sizes import check_design_size, design_bytes, largest_square
 from mechdesign.design.problem import Problem
 from mechdesign.design.result import sigterm_remover, write_json_atomic
-from mechdesign.core.sizes import check_design_size, design_bytes, largest_square
 from mechdesign.design.spec import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -322,9 +322,9 @@ def test_names_and_labels_print_literally(tmp_path, run_cli, name, label):
 
 
 def test_mathtext_in_names_and_labels_is_drawn_literally(tmp_path, run_cli):
-    from mechdesign.cli.plots import literal
-
     import matplotlib.text
+
+    from mechdesign.cli.plots import literal
 
     path = small(tmp_path, name="$\\nosuchcmd$", labels=("$\\alpha", "b$", "c"))
     code, _, err = run_cli("solve", path, "--plot", tmp_path / "k.png")

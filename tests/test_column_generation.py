@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Problem
-from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
+from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
 
 
 @settings(max_examples=30, deadline=None)

@@ -5,10 +5,14 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from mechdesign.mechanisms.composition import compose_independent, compose_shared, product_distribution
 from mechdesign.core.divergences import divergence
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.mechanisms.composition import (
+    compose_independent,
+    compose_shared,
+    product_distribution,
+)
 
 KL = divergence("kl")
 

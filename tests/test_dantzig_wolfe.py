@@ -6,11 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import Domain, Metric, Problem
-from mechdesign.solvers import dantzig_wolfe
-from mechdesign.solvers import symmetry
-from mechdesign.solvers.dantzig_wolfe import LinePricing
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
+from mechdesign.solvers import dantzig_wolfe, symmetry
+from mechdesign.solvers.dantzig_wolfe import LinePricing
 
 
 @settings(max_examples=30, deadline=None)

@@ -13,6 +13,7 @@ from mechdesign.core.divergences import DIVERGENCES, divergence
 from mechdesign.core.domain import Domain
 from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.design.problem import Problem
 from mechdesign.privacy import (
     LDP,
     DistP,
@@ -23,7 +24,6 @@ from mechdesign.privacy import (
     Side,
     ldp,
 )
-from mechdesign.design.problem import Problem
 
 # symmetric binary channel [[1−a, a], [a, 1−a]]: each divergence between its rows, by hand
 BINARY = {

@@ -9,9 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import ProblemError
-from mechdesign.mechanisms.metric_mechanisms import geometric
-from mechdesign.mechanisms.randomized_response import krr
-from mechdesign.mechanisms.unary_encoding import oue
+from mechdesign.core.simplex import project_simplex
 from mechdesign.estimation.estimation import (
     ConvergenceWarning,
     emd,
@@ -22,7 +20,9 @@ from mechdesign.estimation.estimation import (
     matrix_inversion,
     tv,
 )
-from mechdesign.core.simplex import project_simplex
+from mechdesign.mechanisms.metric_mechanisms import geometric
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.mechanisms.unary_encoding import oue
 
 
 def random_channel(rng, n, m):

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from mechdesign.bench import paper004, run_suite
-from mechdesign.core.errors import ProblemError
 from mechdesign.bench.executor import LocalExecutor, SerialExecutor, make_executor
+from mechdesign.core.errors import ProblemError
 
 
 def without_times(x):

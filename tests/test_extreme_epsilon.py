@@ -19,9 +19,9 @@ from scipy.optimize import linprog
 import mechdesign
 from mechdesign import Domain, Problem
 from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.design.sweep import sweep
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, Side
 from mechdesign.privacy.ldp import LDP
-from mechdesign.design.sweep import sweep
 
 HUGE = [35.0, 40.0, 50.0, 700.0]
 SWEEP = [1e-9, 1e-6, 0.1, 1.0, 8.0, 20.0, 35.0, 50.0, 700.0]
@@ -238,8 +238,7 @@ def test_zero_bits_of_capacity_is_a_data_independent_mechanism():
 # the structured solvers decline instead of raising
 
 def test_column_generation_and_charnes_cooper_decline_with_a_reason(monkeypatch):
-    from mechdesign.solvers import charnes_cooper
-    from mechdesign.solvers import column_generation
+    from mechdesign.solvers import charnes_cooper, column_generation
     from mechdesign.solvers.highs_model import SolverDeclined
 
     monkeypatch.setattr(column_generation, "run_to_optimum", lambda h: False)

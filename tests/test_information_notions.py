@@ -8,8 +8,6 @@ import numpy as np
 import pytest
 
 from mechdesign import problem_from_dict
-from mechdesign.privacy.audit import audit
-from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.information.capacity import shannon_capacity
 from mechdesign.information.leakage import (
     min_entropy_capacity,
@@ -17,6 +15,8 @@ from mechdesign.information.leakage import (
     posterior_g_vulnerability,
 )
 from mechdesign.mechanisms.channels import krr_at_capacity
+from mechdesign.mechanisms.randomized_response import krr
+from mechdesign.privacy.audit import audit
 from mechdesign.privacy.information import (
     GVulnerability,
     InformationPrivacy,

@@ -5,8 +5,8 @@ import pytest
 
 import mechdesign
 from mechdesign import Domain, Metric, Problem
-from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.core.objectives import ErrorProbability, ExpectedLoss, hamming_loss
+from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.privacy import LDP, ApproxLDP, MetricPrivacy
 
 

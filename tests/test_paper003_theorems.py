@@ -7,12 +7,12 @@ import pytest
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.transport.coupling_kernel import mechanism_from_coupling
 from mechdesign.core.divergences import DIVERGENCES, F_DIVERGENCES, divergence
 from mechdesign.core.domain import Domain
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import ApproximateKnowledge, DivergenceDistP, DivergenceDP, Side
 from mechdesign.design.problem import Problem
+from mechdesign.privacy import ApproximateKnowledge, DivergenceDistP, DivergenceDP, Side
+from mechdesign.transport.coupling_kernel import mechanism_from_coupling
 
 
 def reflexive_relation(rng, n):

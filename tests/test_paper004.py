@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import mechdesign
 from mechdesign import Domain, Problem
-from mechdesign.mechanisms.randomized_response import krr, randomized_response
 from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
+from mechdesign.mechanisms.randomized_response import krr, randomized_response
 from mechdesign.privacy import ProfilePrivacy
 
 

@@ -12,13 +12,13 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Metric, Problem
-from mechdesign.solvers import lazy_pairs
+from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
+from mechdesign.design.spec import load_problem
+from mechdesign.privacy import LDP, MetricPrivacy
 from mechdesign.solvers import convex_route as problem_module
+from mechdesign.solvers import lazy_pairs
 from mechdesign.solvers.highs_model import quiet_model
 from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
-from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
-from mechdesign.privacy import LDP, MetricPrivacy
-from mechdesign.design.spec import load_problem
 
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 

@@ -9,12 +9,12 @@ import pytest
 from mechdesign import ProblemError
 from mechdesign.information.capacity import shannon_capacity
 from mechdesign.information.leakage import mutual_information
-from mechdesign.mechanisms.channels import binary_entropy, binary_symmetric
 from mechdesign.information.query_capacity import (
     individual_channel_capacity,
     query_dp_epsilon,
     query_max_information,
 )
+from mechdesign.mechanisms.channels import binary_entropy, binary_symmetric
 
 
 def info_of_record(f, universes, K, joint, i):

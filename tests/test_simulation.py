@@ -5,9 +5,9 @@ import pytest
 from scipy import stats
 
 from mechdesign import ProblemError
+from mechdesign.estimation.simulation import run_trials, simulate
 from mechdesign.mechanisms.metric_mechanisms import geometric
 from mechdesign.mechanisms.randomized_response import krr
-from mechdesign.estimation.simulation import run_trials, simulate
 
 
 def test_simulated_counts_follow_multinomial_of_lifted_distribution_chi_square():

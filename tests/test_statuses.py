@@ -11,16 +11,22 @@ import pytest
 from rich.console import Console
 
 from mechdesign import Domain, Problem
-from mechdesign.solvers import convex_route
-from mechdesign.design import problem as problem_module
-from mechdesign.solvers.registry import SpecialSolver
-from mechdesign.core.errors import ProblemError
-from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, ProfileMarginalError, WorstCaseLoss
-from mechdesign.privacy import LDP
-from mechdesign.privacy.base import Audit, Notion
 from mechdesign.cli.render import print_result
+from mechdesign.core.audit_record import Audit
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.objectives import (
+    ExpectedLoss,
+    MaxOffDiagonal,
+    ProfileMarginalError,
+    WorstCaseLoss,
+)
+from mechdesign.design import problem as problem_module
 from mechdesign.design.spec import load_problem
 from mechdesign.design.sweep import sweep
+from mechdesign.privacy import LDP
+from mechdesign.privacy.base import Notion
+from mechdesign.solvers import convex_route
+from mechdesign.solvers.registry import SpecialSolver
 
 
 def small_ldp(n=4, eps=1.0, seed=0):

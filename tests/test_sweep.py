@@ -5,12 +5,12 @@ import pytest
 
 import mechdesign
 from mechdesign import Domain, Problem, ProblemError
-from mechdesign.design import sweep as sweep_module
-from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import LDP
+from mechdesign.design import sweep as sweep_module
 from mechdesign.design.sweep import parse_range, sweep
 from mechdesign.estimation.compare import baseline_curves
+from mechdesign.privacy import LDP
+from mechdesign.solvers.registry import SpecialSolver
 
 
 def ldp_problem(k=25, eps=1.0, seed=0):

@@ -12,14 +12,14 @@ import pytest
 from scipy.optimize import linprog
 
 import mechdesign
-from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
-from mechdesign.solvers.coupling_targets import applies, solve_targets
-from mechdesign.transport.coupling_kernel import mechanism_from_coupling
 from mechdesign.core.divergences import DIVERGENCES, divergence
 from mechdesign.core.domain import Domain
 from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
-from mechdesign.privacy import LDP, ApproximateKnowledge, DivergenceDistP, Side, Target
 from mechdesign.design.problem import Problem
+from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
+from mechdesign.privacy import LDP, ApproximateKnowledge, DivergenceDistP, Side, Target
+from mechdesign.solvers.coupling_targets import applies, solve_targets
+from mechdesign.transport.coupling_kernel import mechanism_from_coupling
 
 ROOT = Path(__file__).resolve().parent.parent
 

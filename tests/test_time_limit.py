@@ -11,9 +11,9 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
 from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import LDP, MetricPrivacy
 from mechdesign.design.problem import Problem
 from mechdesign.design.sweep import sweep
+from mechdesign.privacy import LDP, MetricPrivacy
 
 
 def ldp_problem(k: int = 400, eps: float = 0.5, **kw) -> Problem:

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mechdesign.core.errors import ProblemError
-from mechdesign.bench.executor import Executor, SerialExecutor
 from mechdesign.bench.common import Context, Report, now, record, write_record
+from mechdesign.bench.executor import Executor, SerialExecutor
+from mechdesign.core.errors import ProblemError
 
 #: suite name -> (module, one-line description); order = the order `mechdesign bench` runs them
 SUITES: dict[str, tuple[str, str]] = {

@@ -102,9 +102,9 @@ def _domain_and_metric(family: str, size, rng: np.random.Generator):
 def build(p: dict):
     """The Problem of one instance: p = {family, size, epsilon, prior, loss}."""
     from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
+    from mechdesign.design.problem import Problem
     from mechdesign.privacy import LDP, DistP, MetricPrivacy, ProfilePrivacy
     from mechdesign.privacy.distp import Side
-    from mechdesign.design.problem import Problem
 
     family, eps = p["family"], float(p["epsilon"])
     rng = np.random.default_rng([SEED, sum(map(ord, family)), int(1000 * eps), PRIORS.index(p["prior"])])

@@ -35,7 +35,6 @@ TOL = 1e-9
 
 def capacity_task(p: dict) -> dict:
     """One channel family over its parameter grid: certified capacity and closed form / bound."""
-    from mechdesign.mechanisms.randomized_response import krr
     from mechdesign.information.capacity import shannon_capacity
     from mechdesign.mechanisms.channels import (
         binary_entropy,
@@ -46,6 +45,7 @@ def capacity_task(p: dict) -> dict:
         gaussian_capacity_bound,
         gaussian_channel,
     )
+    from mechdesign.mechanisms.randomized_response import krr
 
     family, grid = p["family"], [float(v) for v in p["grid"]]
     n = N_VALUES
@@ -77,12 +77,16 @@ def capacity_task(p: dict) -> dict:
 def calibration_task(p: dict) -> dict:
     """At capacity budget c: calibrated exponential, Gaussian and kRR channels, and the optimal
     design under ``information <= c`` bits; expected |x − y| under the uniform prior."""
-    from mechdesign.information.capacity import shannon_capacity
-    from mechdesign.mechanisms.channels import calibrate_exponential, calibrate_gaussian, calibrate_krr
     from mechdesign.core.domain import Domain
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy import InformationPrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.information.capacity import shannon_capacity
+    from mechdesign.mechanisms.channels import (
+        calibrate_exponential,
+        calibrate_gaussian,
+        calibrate_krr,
+    )
+    from mechdesign.privacy import InformationPrivacy
 
     c = float(p["bits"])
     n = N_VALUES

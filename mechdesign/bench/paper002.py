@@ -53,13 +53,13 @@ def prior() -> np.ndarray:
 
 def mechanism(kind: str, epsilon: float) -> tuple[np.ndarray, dict]:
     """The (|X|, |X|) matrix of a series' mechanism at ε, with how it was obtained."""
-    from mechdesign.mechanisms.metric_mechanisms import geometric
-    from mechdesign.mechanisms.randomized_response import krr
     from mechdesign.core.domain import Domain
     from mechdesign.core.metrics import Metric
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy import LDP, MetricPrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.mechanisms.metric_mechanisms import geometric
+    from mechdesign.mechanisms.randomized_response import krr
+    from mechdesign.privacy import LDP, MetricPrivacy
 
     lam = prior()
     k = lam.size

@@ -92,12 +92,12 @@ def _independent_w1(kind, lam, mu, cost, points) -> float:
 
 def coupling_task(p: dict) -> dict:
     """Prop. 2 on one instance: coupling-mechanism loss, W1 (ours and independent), LP optimum."""
-    from mechdesign.transport.coupling import wasserstein
-    from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
     from mechdesign.core.domain import Domain
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy import Target
     from mechdesign.design.problem import Problem
+    from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
+    from mechdesign.privacy import Target
+    from mechdesign.transport.coupling import wasserstein
 
     kind, n, seed = p["kind"], int(p.get("n", 0)), int(p.get("seed", 0))
     lam, mu, cost, points = _instance(kind, n, seed)
@@ -164,8 +164,8 @@ def _kl_dinf_levels(K: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def _distances(a: dict) -> dict:
-    from mechdesign.transport.coupling import wasserstein
     from mechdesign.core.metrics import haversine_km
+    from mechdesign.transport.coupling import wasserstein
 
     cost = haversine_km(a["points"], a["points"])
     support = np.ix_(a["TX"] > 0, a["OK"] > 0)
@@ -181,12 +181,12 @@ def xdistp_task(p: dict) -> dict:
     "optimal" (the optimal ε'·d-private design, expected km under the pooled distribution) or
     "distp" (the optimal (ε_D, KL)-DistP design itself, no calibration).
     """
-    from mechdesign.mechanisms.metric_mechanisms import exponential
     from mechdesign.core.domain import Domain
     from mechdesign.core.metrics import Metric
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy import DivergenceDistP, MetricPrivacy, Side
     from mechdesign.design.problem import Problem
+    from mechdesign.mechanisms.metric_mechanisms import exponential
+    from mechdesign.privacy import DivergenceDistP, MetricPrivacy, Side
 
     a = airports()
     dom = Domain.from_points(a["points"], a["labels"])

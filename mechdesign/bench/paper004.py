@@ -63,8 +63,8 @@ def observation_10(p_i: float, p_j: float, epsilon: float) -> float | None:
 def _bit_problem(profiles: dict, edges, epsilon: float):
     from mechdesign.core.domain import Domain
     from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
-    from mechdesign.privacy import ProfilePrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.privacy import ProfilePrivacy
 
     dom = Domain(("0", "1"))
     vecs = {n: np.array([1.0 - p, p]) for n, p in profiles.items()}
@@ -131,12 +131,12 @@ def chain_task(p: dict) -> dict:
 def categorical_task(p: dict) -> dict:
     """Categorical-Chain at one ε: the four costs of eq. (8) for kRR, Smooth Categorical and the
     profile-marginal-error design."""
-    from mechdesign.mechanisms.profile_mechanisms import smooth_categorical
-    from mechdesign.mechanisms.randomized_response import krr
     from mechdesign.core.domain import Domain
     from mechdesign.core.objectives import ProfileMarginalError
-    from mechdesign.privacy import ProfilePrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.mechanisms.profile_mechanisms import smooth_categorical
+    from mechdesign.mechanisms.randomized_response import krr
+    from mechdesign.privacy import ProfilePrivacy
 
     eps = float(p["epsilon"])
     vecs = {k: np.asarray(v, dtype=float) for k, v in CATEGORICAL_PROFILES.items()}

@@ -136,8 +136,8 @@ def _dprivacy(p: dict) -> dict:
     from mechdesign.core.domain import Domain
     from mechdesign.core.metrics import Metric
     from mechdesign.core.objectives import ExpectedLoss
-    from mechdesign.privacy import MetricPrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.privacy import MetricPrivacy
 
     kind, size, tool, eps = p["geometry"], int(p["size"]), p["tool"], float(p.get("epsilon", EPSILON))
     _pts, D = geometry(kind, size)

@@ -37,7 +37,17 @@ from itertools import pairwise
 
 import numpy as np
 
-from mechdesign.bench.common import Check, Context, Report, check, fit_exponent, fmt, pyplot, save, seconds_text
+from mechdesign.bench.common import (
+    Check,
+    Context,
+    Report,
+    check,
+    fit_exponent,
+    fmt,
+    pyplot,
+    save,
+    seconds_text,
+)
 from mechdesign.bench.isolate import run_isolated
 
 NAME = "scale"
@@ -79,8 +89,8 @@ def build(family: str, p: dict):
     from mechdesign.core.domain import Domain
     from mechdesign.core.metrics import Metric
     from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
-    from mechdesign.privacy import LDP, MetricPrivacy, ProfilePrivacy
     from mechdesign.design.problem import Problem
+    from mechdesign.privacy import LDP, MetricPrivacy, ProfilePrivacy
 
     eps = float(p.get("epsilon", EPSILON))
     gap = float(p.get("gap_tolerance", 1e-6))

@@ -23,8 +23,8 @@ from pathlib import Path
 from rich.console import Console
 
 from mechdesign.cli.limits import solve_with_progress, time_limit_option
-from mechdesign.core.errors import ProblemError
 from mechdesign.cli.render import plain
+from mechdesign.core.errors import ProblemError
 from mechdesign.design.result import check_output_path, write_json_atomic
 
 
@@ -218,8 +218,8 @@ def _short(value) -> str:
 
 
 def cmd_compare(args, console: Console) -> int:
-    from mechdesign.estimation.compare import compare, fmt_mean_std, parse_baselines
     from mechdesign.cli.render import fmt
+    from mechdesign.estimation.compare import compare, fmt_mean_std, parse_baselines
 
     names = parse_baselines(args.baselines) if args.baselines is not None else None
     problem = load_problem(args.file)
@@ -281,8 +281,8 @@ def cmd_compare(args, console: Console) -> int:
 
 
 def cmd_sweep(args, console: Console) -> int:
-    from mechdesign.estimation.compare import baseline_curves, parse_baselines
     from mechdesign.design.sweep import parse_range, sweep, sweepable
+    from mechdesign.estimation.compare import baseline_curves, parse_baselines
 
     epsilons = parse_range(args.epsilon)
     names = parse_baselines(args.baselines) if args.baselines is not None else []

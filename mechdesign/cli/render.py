@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mechdesign.privacy.base import Audit
+from mechdesign.core.audit_record import Audit
 from mechdesign.design.result import Result
 
 MATRIX_LIMIT = 12  # show matrices up to this many rows and columns

@@ -9,20 +9,23 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from mechdesign.solvers import highs_model  # noqa: F401  (silences the HiGHS banner before any solve)
-from mechdesign.privacy.certify import audit_all, certify, neutral_row
-from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.objectives import Objective
-from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.design.result import Result
-from mechdesign.solvers import special_solvers
+from mechdesign.privacy.base import DEFAULT, Notion
+from mechdesign.privacy.certify import audit_all, certify, neutral_row
+from mechdesign.solvers import (
+    highs_model,  # noqa: F401  (silences the HiGHS banner before any solve)
+    special_solvers,
+)
 from mechdesign.solvers.contexts import relative_gap
+from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from mechdesign.solvers.registry import run_special_solvers
+
 
 @dataclass
 class Problem:

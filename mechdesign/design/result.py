@@ -11,9 +11,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from mechdesign.core.audit_record import Audit, jsonable
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.privacy.base import Audit, _jsonable
 
 STATUSES = ("optimal", "infeasible", "unbounded", "failed")
 
@@ -66,11 +66,11 @@ class Result:
             "objective": {"kind": self.objective_kind, "value": self.objective},
             "mechanisms": {k: m.to_dict() for k, m in self.mechanisms.items()},
             "certificate": [a.to_dict() for a in self.certificate],
-            "solver": _jsonable(self.solver),
+            "solver": jsonable(self.solver),
         }
         if self.message:
             out["message"] = self.message
-        out.update(_jsonable(self.extra))
+        out.update(jsonable(self.extra))
         return out
 
     def to_json(self, indent: int | None = 2) -> str:

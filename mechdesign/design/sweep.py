@@ -22,13 +22,13 @@ import numpy as np
 from cvxpy.reductions.solvers.conic_solvers.conic_solver import dims_to_solver_dict
 from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHighs
 
-from mechdesign.solvers.convex_route import run_solver
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
 from mechdesign.design.problem import Problem
-from mechdesign.solvers import special_solvers
-from mechdesign.solvers.registry import run_special_solvers
 from mechdesign.design.result import Result
+from mechdesign.solvers import special_solvers
+from mechdesign.solvers.convex_route import run_solver
+from mechdesign.solvers.registry import run_special_solvers
 
 _COMPILES = 0
 

@@ -21,6 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mechdesign.core.audit_record import Audit
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.metrics import Metric
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, errors, ibu
+from mechdesign.estimation.simulation import TrialSummary, run_trials, simulate
 from mechdesign.mechanisms.metric_mechanisms import exponential, geometric, line_spacing
 from mechdesign.mechanisms.planar import grid_lattice, planar_geometric, planar_laplace
 from mechdesign.mechanisms.profile_mechanisms import (
@@ -31,17 +38,11 @@ from mechdesign.mechanisms.profile_mechanisms import (
 from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.mechanisms.trivial_mechanisms import identity, uniform
 from mechdesign.mechanisms.unary_encoding import UNARY_MATRIX_MAX_K, UnaryEncoding, oue, rappor
+from mechdesign.privacy.base import DEFAULT
 from mechdesign.privacy.certify import audit_all
-from mechdesign.core.errors import ProblemError
-from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, errors, ibu
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.metrics import Metric
-from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy.base import DEFAULT, Audit
 from mechdesign.privacy.distp import ProfilePrivacy
 from mechdesign.privacy.ldp import LDP
 from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.estimation.simulation import TrialSummary, run_trials, simulate
 
 #: Relative slack when calibrating: a level counts as met when achieved <= requested (1 + 1e-12)
 STRICT_RTOL = 1e-12

@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechdesign.core.errors import ProblemError
-from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, ConvergenceWarning, errors, ibu, matrix_inversion
 from mechdesign.core.mechanism import Mechanism, check_distribution, check_stochastic
+from mechdesign.estimation.estimation import (
+    ESTIMATORS,
+    MEASURES,
+    ConvergenceWarning,
+    errors,
+    ibu,
+    matrix_inversion,
+)
 
 MAX_USERS = 2**62
 

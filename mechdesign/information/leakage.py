@@ -21,9 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
-from mechdesign.information.channel import LN2, as_channel, as_prior, neg_row_entropies, row_divergences
-from mechdesign.privacy.base import AUDIT_TOL, Audit
+from mechdesign.information.channel import (
+    LN2,
+    as_channel,
+    as_prior,
+    neg_row_entropies,
+    row_divergences,
+)
 
 __all__ = [
     "g_leakage",

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechdesign.information.capacity import shannon_capacity
-from mechdesign.information.channel import LN2
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism, check_stochastic
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
 
 __all__ = [
     "QueryCapacity",

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from mechdesign.mechanisms.randomized_response import krr
-from mechdesign.information.capacity import CapacityResult, shannon_capacity
-from mechdesign.information.channel import LN2
-from mechdesign.information.leakage import mutual_information
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism, check_distribution, check_stochastic
+from mechdesign.information.capacity import CapacityResult, shannon_capacity
+from mechdesign.information.channel import LN2
+from mechdesign.information.leakage import mutual_information
+from mechdesign.mechanisms.randomized_response import krr
 from mechdesign.privacy.base import check_epsilon
 
 __all__ = [

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism, check_distribution
 from mechdesign.core.simplex import project_simplex
-from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion, check_epsilon
+from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import LDP
 
 __all__ = ["UNARY_MATRIX_MAX_K", "UnaryEncoding", "oue", "rappor"]

@@ -6,9 +6,14 @@ usual, and importing the package alone (the audit record type, say) loads none o
 
 from __future__ import annotations
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.lazy_import import lazy_exports
-from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion
-from mechdesign.privacy.ldp import LDP, ApproxLDP, ldp  # light; and ``ldp`` must name the function, not the module
+from mechdesign.privacy.base import Notion
+from mechdesign.privacy.ldp import (  # light; and ``ldp`` must name the function, not the module
+    LDP,
+    ApproxLDP,
+    ldp,
+)
 
 #: public name -> the module of this package that defines it
 _EXPORTS = {

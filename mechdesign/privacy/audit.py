@@ -6,8 +6,9 @@ from typing import Mapping
 
 import numpy as np
 
+from mechdesign.core.audit_record import Audit
 from mechdesign.core.mechanism import Mechanism, check_stochastic
-from mechdesign.privacy.base import DEFAULT, Audit, Notion
+from mechdesign.privacy.base import DEFAULT, Notion
 
 
 def audit(mechanism, notion: Notion, exact: bool = False) -> Audit:

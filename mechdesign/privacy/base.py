@@ -16,75 +16,19 @@ ratio constraint, and say which mechanism keys it touches.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
-
-#: An audited level holds when achieved <= requested + AUDIT_TOL.
-AUDIT_TOL = 1e-9
 
 #: Largest e^{εd} coefficient put into an LP; beyond it the constraint is left to
 #: the repair step, which restores it exactly, and the LP value is only a lower bound.
 MAX_LOG_COEFFICIENT = 20.0
 
 DEFAULT = "default"
-
-
-@dataclass
-class Audit:
-    """One certificate line: what was asked, what the matrix achieves, whether it holds."""
-
-    notion: str
-    requested: dict[str, Any]
-    achieved: dict[str, Any]
-    holds: bool
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        out = {
-            "notion": self.notion,
-            "requested": _jsonable(self.requested),
-            "achieved": _jsonable(self.achieved),
-            "holds": bool(self.holds),
-        }
-        if self.detail:
-            out["detail"] = _jsonable(self.detail)
-        return out
-
-
-def _jsonable(value):
-    """A JSON-ready copy of ``value``: mappings with string keys, lists for tuples, sets and arrays,
-    Python scalars for NumPy scalars (``np.bool_`` included), and "inf", "-inf", "nan" for
-    non-finite floats (JSON has no such numbers)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        items = [_jsonable(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:  # mixed types: any fixed order will do
-            return sorted(items, key=repr)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()  # np.bool_ -> bool, np.int64 -> int, np.float32 -> float, ...
-        if not isinstance(value, (bool, int, float, complex, str, type(None))):
-            return str(value)  # dates, bytes: their text
-    if isinstance(value, float):
-        if np.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if np.isnan(value):
-            return "nan"
-        return value
-    if isinstance(value, complex):
-        return _jsonable([value.real, value.imag])
-    return value
 
 
 class Notion:

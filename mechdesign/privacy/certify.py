@@ -14,7 +14,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from mechdesign.privacy.base import Audit, Notion
+from mechdesign.core.audit_record import Audit
+from mechdesign.privacy.base import Notion
 
 
 def clean(k: np.ndarray) -> np.ndarray:

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.tables import read_name_pairs
 from mechdesign.privacy.base import (
-    AUDIT_TOL,
     DEFAULT,
     MAX_LOG_COEFFICIENT,
-    Audit,
     Notion,
     check_delta,
     check_epsilon,

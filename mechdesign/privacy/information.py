@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mechdesign.information.capacity import shannon_capacity
-from mechdesign.information.channel import LN2
-from mechdesign.information.leakage import gain_matrix, mutual_information_of
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.tables import is_number_list, read_distribution, read_matrix, read_number
-from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion, check_epsilon
+from mechdesign.information.capacity import shannon_capacity
+from mechdesign.information.channel import LN2
+from mechdesign.information.leakage import gain_matrix, mutual_information_of
+from mechdesign.privacy.base import Notion, check_epsilon
 
 if TYPE_CHECKING:
     from mechdesign.privacy.declarations import Declarations

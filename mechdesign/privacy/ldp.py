@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.privacy.base import (
-    AUDIT_TOL,
     MAX_LOG_COEFFICIENT,
-    Audit,
     Notion,
     check_delta,
     check_epsilon,

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.metrics import Metric, on_a_line
-from mechdesign.privacy.base import AUDIT_TOL, MAX_LOG_COEFFICIENT, Audit, Notion, check_epsilon
+from mechdesign.privacy.base import MAX_LOG_COEFFICIENT, Notion, check_epsilon
 
 if TYPE_CHECKING:
     from mechdesign.privacy.declarations import Declarations

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.divergences import DIVERGENCES, max_divergence
 from mechdesign.core.divergences import divergence as lookup
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.tables import read_distribution
-from mechdesign.privacy.base import AUDIT_TOL, Audit, Notion
+from mechdesign.privacy.base import Notion
 
 if TYPE_CHECKING:
     from mechdesign.privacy.declarations import Declarations

@@ -53,11 +53,11 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.core.objectives import MaxOffDiagonal
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
 from mechdesign.privacy.ldp import links
 from mechdesign.solvers.contexts import relative_gap
+from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.solvers.registry import SpecialSolver
 
 #: the largest s = 1/t sought; reaching it means t* = 0 (or below 1/S_CAP, then the general LP)

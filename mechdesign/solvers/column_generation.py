@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.core.limits import Limits
 from mechdesign.privacy.ldp import LDP, links
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
 from mechdesign.solvers.registry import SpecialSolver
 

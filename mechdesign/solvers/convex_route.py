@@ -15,10 +15,10 @@ from typing import Callable
 
 import numpy as np
 
-from mechdesign.solvers.conic_bound import conic_snapshot
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits
+from mechdesign.solvers.conic_bound import conic_snapshot
 from mechdesign.solvers.lp_bound import snapshot_from_cache
 
 SOLVERS = ("auto", "highs", "clarabel", "scs")

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
-from mechdesign.solvers.line_rays import LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.contexts import ContextSolution, relative_gap, solve_contexts
+from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
+from mechdesign.solvers.line_rays import LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
-from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import (  # noqa: F401
     ACCEPT_GAP,
     CHAIN_MAX_EXPONENT,
@@ -35,6 +34,7 @@ from mechdesign.solvers.ray_master import (  # noqa: F401
     proven_box_minimum,
     radius,
 )
+from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.symmetry import Symmetry, find, trivial
 
 INITIAL_RADIUS = 3.0
@@ -373,7 +373,10 @@ def _solve_general(cost, distances, notion, points, gap: float, limits, path: li
     """One context: rays first; when they stall, the lazy-pairs LP for a design of at most
     LAZY_MAX_ENTRIES entries, a decline for one the plain LP can finish (DENSE_ENTRIES), and
     otherwise the rays' best design with its proven bound. Each step is noted in ``path``."""
-    from mechdesign.solvers.lazy_pairs import repairer, solve_lazily  # lazy_pairs imports this module
+    from mechdesign.solvers.lazy_pairs import (  # lazy_pairs imports this module
+        repairer,
+        solve_lazily,
+    )
 
     symmetry = find(points, distances, cost)
     try:

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.solvers.dantzig_wolfe import GENERAL_MIN_INPUTS, LAZY_MAX_ENTRIES
-from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
-from mechdesign.solvers.lp_bound import highs_model_bound
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.dantzig_wolfe import GENERAL_MIN_INPUTS, LAZY_MAX_ENTRIES
+from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
+from mechdesign.solvers.lp_bound import highs_model_bound
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
-from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import give_time
+from mechdesign.solvers.registry import SpecialSolver
 
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
 VIOLATION = 1e-10

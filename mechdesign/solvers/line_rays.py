@@ -37,11 +37,10 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
-from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.ray_master import (
     ACCEPT_GAP,
     CHAIN_MAX_EXPONENT,
@@ -52,6 +51,7 @@ from mechdesign.solvers.ray_master import (
     peak_cap,
     polished_box_minimum,
 )
+from mechdesign.solvers.registry import SpecialSolver
 
 NAME = "HiGHS Dantzig-Wolfe (line rays)"
 #: no row of the box LP has a coefficient above e^this (longer steps are chained, :class:`LineBox`)

@@ -31,14 +31,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
-from mechdesign.privacy.base import Audit, Notion
+from mechdesign.privacy.base import Notion
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
-from mechdesign.privacy.divergence import DivergenceDistP, DivergenceDP, DivergenceXDistP, DivergenceXDP
-from mechdesign.privacy.information import GVulnerability, InformationPrivacy, MinEntropy, MutualInformation
-from mechdesign.privacy.ldp import LDP, ApproxLDP
-from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.privacy.target import ApproximateKnowledge, Target
+from mechdesign.privacy.divergence import (
+    DivergenceDistP,
+    DivergenceDP,
+    DivergenceXDistP,
+    DivergenceXDP,
+)
 from mechdesign.privacy.exact import divergence_notions, information_notions
 from mechdesign.privacy.exact.ratio_notions import (
     all_ordered_pairs,
@@ -49,6 +51,15 @@ from mechdesign.privacy.exact.ratio_notions import (
     ratio_audit,
     side_outputs,
 )
+from mechdesign.privacy.information import (
+    GVulnerability,
+    InformationPrivacy,
+    MinEntropy,
+    MutualInformation,
+)
+from mechdesign.privacy.ldp import LDP, ApproxLDP
+from mechdesign.privacy.metric import MetricPrivacy
+from mechdesign.privacy.target import ApproximateKnowledge, Target
 
 __all__ = ["exact_audit", "covered_notions"]
 

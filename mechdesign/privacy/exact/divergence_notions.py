@@ -22,9 +22,17 @@ from itertools import permutations
 import numpy as np
 from mpmath import iv
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
-from mechdesign.privacy.base import AUDIT_TOL, Audit
-from mechdesign.privacy.exact.arith import Dyadic, dy_fraction, dyadic, exact_vecmat, fraction_up, iv_dyadic, mpf_dyadic
+from mechdesign.privacy.exact.arith import (
+    Dyadic,
+    dy_fraction,
+    dyadic,
+    exact_vecmat,
+    fraction_up,
+    iv_dyadic,
+    mpf_dyadic,
+)
 
 INTERVAL_PRECISIONS = (80, 256, 1024)
 RATIONAL = ("tv", "chi2")

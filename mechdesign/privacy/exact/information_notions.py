@@ -32,8 +32,8 @@ from fractions import Fraction
 import numpy as np
 from mpmath import iv
 
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.information.capacity import shannon_capacity
-from mechdesign.privacy.base import AUDIT_TOL, Audit
 from mechdesign.privacy.exact.arith import (
     ZERO,
     Dyadic,

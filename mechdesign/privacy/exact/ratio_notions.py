@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from mechdesign.privacy.base import AUDIT_TOL, Audit
+from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.privacy.exact.arith import dy_add, dyadic, dyadic_floats, exact_vecmat
 from mechdesign.privacy.exact.ratio import Verdict, check_hockey, check_ratio, float_levels
 
