@@ -2,7 +2,7 @@
 
     python benchmarks/bench_coupling_mechanism.py
 
-Both paths solve the same problem (paper 003, Def. 18): one mechanism per context, every
+Both paths solve the same problem (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 18): one mechanism per context, every
 context's output distribution equal to the target, minimum expected loss. The special solver runs
 one optimal transport per context (`mechdesign.transport.coupling`); the LP is the generic cvxpy + HiGHS
 program (solver = "highs"). Writes benchmarks/results/coupling_mechanism.json with both times,

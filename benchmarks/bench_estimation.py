@@ -9,7 +9,7 @@ Writes benchmarks/results/estimation.json and benchmarks/results/estimation_emd_
 2. IBU on k = 1000 (n = 10^6 reports, kRR and truncated geometric at ε = 1) to tolerance 1e-8
    (L1 change of one update): plain EM and SQUAREM-accelerated, with the likelihood gap
    certificate; qif's iterative_bayesian_update in the same run when qif is installed.
-3. Estimation accuracy (paper 002): EMD between λ and its estimate against ε for kRR + Inv,
+3. Estimation accuracy (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides): EMD between λ and its estimate against ε for kRR + Inv,
    kRR + IBU, d-privacy (truncated geometric) + IBU and the optimal d-private design + IBU, on
    the 30-value bimodal prior of problems/paper002-hybrid.toml.
 
@@ -135,7 +135,7 @@ def bench_accuracy(users: int, trials: int, epsilons: np.ndarray) -> tuple[list[
     png = RESULTS / "estimation_emd_vs_epsilon.png"
     plot_curves(epsilons, {lbl: (np.array(v)[:, 0], np.array(v)[:, 1]) for lbl, v in curves.items()}, png,
                 xlabel="ε (per unit distance for d-privacy; LDP for kRR)", ylabel="EMD(λ, estimate)",
-                title=f"paper 002: {k} ordered values, {users} users, {trials} trials", logy=True)
+                title=f"Palamidessi’s slides: {k} ordered values, {users} users, {trials} trials", logy=True)
     return rows, png
 
 

@@ -230,7 +230,7 @@ def test_unary_estimate_is_unbiased_and_projected():
     np.testing.assert_allclose(est, lam, atol=5e-3)
 
 
-# --- paper 004 ------------------------------------------------------------------------------
+# --- Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 ------------------------------------------------------------------------------
 
 def flip_lp(pi, pj, eps):
     """Optimization (4) solved by cvxpy, as an independent reference."""
@@ -297,7 +297,7 @@ def test_one_bit_cluster_uses_the_worst_edge_of_each_component():
 
 
 def test_smooth_one_bit_beats_one_bit_cluster_on_a_chain_with_one_costly_edge():
-    # Bernoulli-Chain with p = 0, 0.2, ..., 1 (paper 004 §6): distant profiles flip less
+    # Bernoulli-Chain with p = 0, 0.2, ..., 1 (Geumlek and Chaudhuri 2019 §6): distant profiles flip less
     profiles = {f"p{i}": i / 5 for i in range(6)}
     edges = [(f"p{i}", f"p{i + 1}") for i in range(5)]
     cluster = one_bit_cluster(profiles, edges, 0.2)

@@ -84,7 +84,7 @@ def test_bench_cli_writes_json_and_png_and_prints_the_summary(run_cli, tmp_path)
     assert "expected |x − y| at equal Shannon capacity" in text and "facts checked: 11 of 11 hold" in text
 
 
-# --- paper 004 ----------------------------------------------------------------------------------
+# --- Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 ----------------------------------------------------------------------------------
 
 def test_paper004_couplet_flip_never_above_rr(p004):
     assert p004["all_checks_hold"]
@@ -120,7 +120,7 @@ def test_paper004_categorical_largest_cost_never_exceeds_krr_theorem_9(p004):
         assert max(c["costs"]["design"]) <= max(c["costs"]["smooth_categorical"]) + 1e-9
 
 
-# --- paper 003 ----------------------------------------------------------------------------------
+# --- Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019 ----------------------------------------------------------------------------------
 
 def test_paper003_coupling_loss_equals_w1_recomputed_here(p003):
     from scipy.stats import wasserstein_distance
@@ -163,7 +163,7 @@ def test_paper003_xdistp_w1_calibration_adds_least_noise_and_keeps_kl_distp(p003
             assert mechs["distp"]["none"]["loss_km"] <= exp["w1"]["loss_km"]
 
 
-# --- paper 002 ----------------------------------------------------------------------------------
+# --- Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides ----------------------------------------------------------------------------------
 
 def test_paper002_dprivacy_ibu_beats_krr_inv_in_emd_at_moderate_epsilon(p002):
     assert p002["all_checks_hold"]
@@ -177,7 +177,7 @@ def test_paper002_dprivacy_ibu_beats_krr_inv_in_emd_at_moderate_epsilon(p002):
         assert trials["emd_mean"] == pytest.approx(np.mean(trials["emd_trials"]))
 
 
-# --- paper 001 ----------------------------------------------------------------------------------
+# --- Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017 ----------------------------------------------------------------------------------
 
 def _entropy(p):
     p = np.asarray(p)

@@ -1,5 +1,5 @@
 """Capacity solver and leakage measures (mechdesign.information.capacity and .leakage): closed
-forms, a second algorithm (cvxpy exponential cone), certificates, and paper 001's
+forms, a second algorithm (cvxpy exponential cone), certificates, and Wu, Xia and He’s (2017)
 max-information theorem."""
 
 import cvxpy as cp
@@ -152,7 +152,7 @@ def test_zero_columns_duplicate_rows_and_rectangular_channels():
 
 
 def test_capacity_of_independent_product_channel_is_the_sum():
-    # paper 001 §7: two independent channels used on two independent inputs
+    # Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017 §7: two independent channels used on two independent inputs
     rng = np.random.default_rng(11)
     A = rng.dirichlet(np.ones(4), size=3)
     B = rng.dirichlet(np.full(5, 0.3), size=6)
@@ -163,7 +163,7 @@ def test_capacity_of_independent_product_channel_is_the_sum():
 
 
 def test_same_input_composition_is_at_most_the_sum_and_at_least_the_max():
-    # paper 001 Theorem 7.1 (basic composition): Y = (Y1, Y2) of the same X through independent
+    # Wu, Xia and He 2017 Theorem 7.1 (basic composition): Y = (Y1, Y2) of the same X through independent
     # channels, K[x, (y1, y2)] = K1[x, y1] K2[x, y2]
     rng = np.random.default_rng(12)
     K1 = rng.dirichlet(np.ones(5), size=4)
@@ -225,7 +225,7 @@ def test_g_vulnerability_with_identity_gain_is_bayes_vulnerability():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_max_information_capacity_equals_the_ldp_epsilon(seed):
-    # paper 001, Theorem 2.1 with one record: sup_π I∞(π; K) = the LDP ε
+    # Wu, Xia and He 2017, Theorem 2.1 with one record: sup_π I∞(π; K) = the LDP ε
     rng = np.random.default_rng(seed)
     K = rng.dirichlet(np.ones(5), size=4)
     eps = LDP(1.0).level(K)

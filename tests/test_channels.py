@@ -1,4 +1,4 @@
-"""Paper 001's privacy channels (mechdesign.mechanisms.channels): closed forms and calibrations."""
+"""Wu, Xia and He’s (2017) privacy channels (mechdesign.mechanisms.channels): closed forms and calibrations."""
 
 import itertools
 
@@ -50,7 +50,7 @@ def test_bsc_mechanism_capacity_is_one_minus_h(p):
 def test_calibrated_bsc_hits_the_target_and_inverts_one_minus_h(bits):
     cal = calibrate_binary_symmetric(bits)
     certified_at(cal, bits)
-    p_exact = brentq(lambda p: 1 - binary_entropy(p) - bits, 1e-12, 0.5)  # paper 001 eq. (57)
+    p_exact = brentq(lambda p: 1 - binary_entropy(p) - bits, 1e-12, 0.5)  # Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017 eq. (57)
     assert cal.parameter == pytest.approx(p_exact, abs=1e-5)
 
 

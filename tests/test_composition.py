@@ -1,4 +1,4 @@
-"""Sequential compositions ⊙ and • (paper 003, Def. 19-20) and the KL rows of Tables II and III
+"""Sequential compositions ⊙ and • (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 19-20) and the KL rows of Tables II and III
 (Prop. 3-6), checked on random instances."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Divergence DP / XDP / DistP / XDistP (paper 003, Def. 9-12, Def. 15): optima against closed
+"""Divergence DP / XDP / DistP / XDistP (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 9-12, Def. 15): optima against closed
 forms and against the core's LP notions, relaxation order, audits on returned matrices, bad input."""
 
 from math import exp, log, sqrt

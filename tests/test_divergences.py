@@ -1,4 +1,4 @@
-"""Divergences (paper 003, Def. 5, Def. 6, Table I): values against hand computations and the
+"""Divergences (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 5, Def. 6, Table I): values against hand computations and the
 definitions, convex forms against the values, cones, bad names."""
 
 from itertools import combinations

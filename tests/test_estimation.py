@@ -1,4 +1,4 @@
-"""Estimation (paper 002): Inv, IBU and the accuracy measures, against independent references."""
+"""Estimation (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides): Inv, IBU and the accuracy measures, against independent references."""
 
 import warnings
 

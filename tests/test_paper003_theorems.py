@@ -1,4 +1,4 @@
-"""Paper 003's theorems as checks on random instances: Theorem 1 (divergence DP lifts to DistP
+"""Kawamoto and Murakami’s (2019) theorems as checks on random instances: Theorem 1 (divergence DP lifts to DistP
 over the lifted relation), Theorem 2 (XDP gives XDistP with noise proportional to W1), Theorem 3
 (coupling mechanisms under approximate knowledge), Theorem 4 (DistP over point masses is DP)."""
 

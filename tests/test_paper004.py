@@ -1,4 +1,4 @@
-"""Profile-based privacy (paper 004): Observation 10, Theorem 9 and the shipped experiments."""
+"""Profile-based privacy (Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019): Observation 10, Theorem 9 and the shipped experiments."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from mechdesign.privacy import ProfilePrivacy
 
 
 def observation_10_bound(pi, pj, eps):
-    """Paper 004, eq. (7): an upper bound on the optimal single flip probability of (4)."""
+    """Geumlek and Chaudhuri 2019, eq. (7): an upper bound on the optimal single flip probability of (4)."""
     e = np.exp(eps)
     return max(0.0, (pj - e * pi) / (2 * (pj - e * pi) - (1 - e)),
                (pi - e * pj + e - 1) / (2 * (pi - e * pj) + e - 1))

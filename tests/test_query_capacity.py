@@ -1,4 +1,4 @@
-"""Individual channel capacity of a query (paper 001, Def. 5, Theorem 3.1), its group and
+"""Individual channel capacity of a query (Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017, Def. 5, Theorem 3.1), its group and
 composition properties (§6, §7) and the max-information theorem (Theorem 2.1)."""
 
 import itertools
@@ -38,7 +38,7 @@ def parity(x):
 
 @pytest.mark.parametrize("p", [0.1, 0.3])
 def test_parity_through_a_bsc_leaks_one_minus_h_per_individual(p):
-    # paper 001 §4.1: every record can steer f to both values, so C_1 = 1 − H(p)
+    # Wu, Xia and He 2017 §4.1: every record can steer f to both values, so C_1 = 1 − H(p)
     K = binary_symmetric(p).matrix
     res = individual_channel_capacity(parity, [[0, 1]] * 3, K)
     assert res.lower - 1e-9 <= 1 - binary_entropy(p) <= res.upper + 1e-9
@@ -75,7 +75,7 @@ def test_no_joint_prior_beats_the_individual_capacity_and_the_witness_reaches_it
 
 @pytest.mark.parametrize("seed", range(4))
 def test_max_information_under_independent_priors_equals_dp_epsilon(seed):
-    # paper 001, Theorem 2.1: max-information privacy = differential privacy
+    # Wu, Xia and He 2017, Theorem 2.1: max-information privacy = differential privacy
     rng = np.random.default_rng(seed)
     universes = [[0, 1, 2], [0, 1], [0, 1]]
     table = rng.integers(0, 5, size=(3, 2, 2))
@@ -86,7 +86,7 @@ def test_max_information_under_independent_priors_equals_dp_epsilon(seed):
 
 
 def test_group_capacity_is_at_most_the_group_size_times_the_individual_capacity():
-    # paper 001 §6, Lemma 4 / Theorem 6.1 with b = 0
+    # Wu, Xia and He 2017 §6, Lemma 4 / Theorem 6.1 with b = 0
     rng = np.random.default_rng(3)
     universes = [[0, 1]] * 3
     f = lambda x: x[0] + x[1] + x[2]
@@ -98,7 +98,7 @@ def test_group_capacity_is_at_most_the_group_size_times_the_individual_capacity(
 
 
 def test_basic_composition_is_bounded_by_the_sum():
-    # paper 001 §7.1, Theorem 7.1 with b = 0: two independent channels on the same query
+    # Wu, Xia and He 2017 §7.1, Theorem 7.1 with b = 0: two independent channels on the same query
     rng = np.random.default_rng(4)
     universes = [[0, 1]] * 3
     K1 = rng.dirichlet(np.ones(3), size=4)
@@ -113,7 +113,7 @@ def test_basic_composition_is_bounded_by_the_sum():
 
 
 def test_parallel_composition_fails_under_correlated_knowledge():
-    # paper 001 §7.3, Proposition 7: channels on disjoint records still add up for one person
+    # Wu, Xia and He 2017 §7.3, Proposition 7: channels on disjoint records still add up for one person
     p = 0.2
     B = binary_symmetric(p).matrix
     universes = [[0, 1], [0, 1]]

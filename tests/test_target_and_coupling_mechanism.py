@@ -1,4 +1,4 @@
-"""Target distributions and coupling mechanisms (paper 003, Def. 16, Def. 18, Prop. 2), the
+"""Target distributions and coupling mechanisms (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 16, Def. 18, Prop. 2), the
 special solver for "targets + expected loss", free targets (W1 barycenters), approximate
 knowledge in problem files (Theorem 3), and bad input."""
 

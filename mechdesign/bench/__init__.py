@@ -28,15 +28,15 @@ from mechdesign.core.errors import ProblemError
 #: suite name -> (module, one-line description); order = the order `mechdesign bench` runs them
 SUITES: dict[str, tuple[str, str]] = {
     "paper004": ("mechdesign.bench.paper004",
-                 ("paper 004 §6: Bernoulli-Couplet, Bernoulli-Chain-6/21, Categorical-Chain against "
+                 ("Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 §6: Bernoulli-Couplet, Bernoulli-Chain-6/21, Categorical-Chain against "
                  "(k-ary) RR — Figures 2 and 3 redrawn")),
     "paper003": ("mechdesign.bench.paper003",
-                 ("paper 003: coupling-mechanism loss = W1 = LP (Prop. 2), Theorem 3 under perturbed "
+                 ("Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019: coupling-mechanism loss = W1 = LP (Prop. 2), Theorem 3 under perturbed "
                  "knowledge, XDistP calibrated by W1 vs W∞ / diameter on the airports data (§V-B)")),
     "paper002": ("mechdesign.bench.paper002",
-                 "paper 002: EMD vs ε for kRR + Inv and d-privacy + IBU, optimal designs alongside"),
+                 "Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides: EMD vs ε for kRR + Inv and d-privacy + IBU, optimal designs alongside"),
     "paper001": ("mechdesign.bench.paper001",
-                 ("paper 001: capacity of the privacy channels vs their parameter; calibrated "
+                 ("Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017: capacity of the privacy channels vs their parameter; calibrated "
                  "information-private channels vs kRR at equal capacity")),
     "peers": ("mechdesign.bench.peers",
               ("the same instances through mechdesign and through qif, POT and dit: optimal values, "

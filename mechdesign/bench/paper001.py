@@ -28,7 +28,7 @@ import numpy as np
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper001"
-DESCRIPTION = "paper 001: information privacy, capacities of the privacy channels, calibration"
+DESCRIPTION = "Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017: information privacy, capacities of the privacy channels, calibration"
 N_VALUES = 10
 TOL = 1e-9
 
@@ -182,7 +182,7 @@ def _table(caps, cals):
                                                                                       "gaussian")),
                      (f"ε = {ch['krr']['parameter']:.4g}, α = {ch['exponential']['parameter']:.4g}, "
                      f"σ = {ch['gaussian']['parameter']:.4g}")])
-    return ("paper 001: expected |x − y| at equal Shannon capacity (uniform prior on 0..9; lower is better)",
+    return ("Wu, Xia and He 2017: expected |x − y| at equal Shannon capacity (uniform prior on 0..9; lower is better)",
             ["capacity (bits)", "optimal design", "kRR", "exponential", "Gaussian", "calibrated parameters"], rows)
 
 
@@ -216,5 +216,5 @@ def _figure(ctx, caps, cals) -> str:
     ax.set_title("calibrated to equal capacity")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
-    fig.suptitle("paper 001: Shannon capacity of the privacy channels (ε-information privacy)")
+    fig.suptitle("Wu, Xia and He 2017: Shannon capacity of the privacy channels (ε-information privacy)")
     return save(fig, ctx.figure("capacity"))

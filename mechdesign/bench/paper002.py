@@ -14,7 +14,7 @@ simulation, child seeds of one SeedSequence per point). ε is per unit distance 
 the LDP level for kRR, as in the paper's comparison.
 
 Facts checked: every design certified; at moderate ε (0.5 ≤ ε ≤ 1.5) d-privacy + IBU (geometric
-and optimal design) has a lower mean EMD than kRR + Inv — paper 002's claim.
+and optimal design) has a lower mean EMD than kRR + Inv — Palamidessi’s claim.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper002"
-DESCRIPTION = "paper 002: EMD vs ε, kRR + Inv against d-privacy + IBU, optimal designs alongside"
+DESCRIPTION = "Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides: EMD vs ε, kRR + Inv against d-privacy + IBU, optimal designs alongside"
 
 #: problems/paper002-hybrid.toml's prior over 0..29 (two bumps, centres 8 and 21)
 PRIOR = [0.002282, 0.005251, 0.010813, 0.019922, 0.032846, 0.048459, 0.063975, 0.075577, 0.079895,
@@ -151,7 +151,7 @@ def _table(rows):
     for e in show:
         cells = [fmt(e)] + [f"{_mean(rows, s, e):.3f}" for s in SERIES]
         table_rows.append(cells)
-    return ("paper 002: mean EMD between λ and its estimate (lower is better)", ["ε", *SERIES], table_rows)
+    return ("Palamidessi’s slides: mean EMD between λ and its estimate (lower is better)", ["ε", *SERIES], table_rows)
 
 
 def _figure(ctx, rows, params) -> str:
@@ -185,5 +185,5 @@ def _figure(ctx, rows, params) -> str:
     ax.set_title(f"one simulated collection at ε = {params['example_epsilon']:g}")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
-    fig.suptitle("paper 002: kRR + Inv against d-privacy + IBU on a 30-value metric domain")
+    fig.suptitle("Palamidessi’s slides: kRR + Inv against d-privacy + IBU on a 30-value metric domain")
     return save(fig, ctx.figure("emd"))

@@ -37,7 +37,7 @@ import numpy as np
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
 
 NAME = "paper003"
-DESCRIPTION = "paper 003: coupling mechanisms, Theorem 3, XDistP calibration on the airports data"
+DESCRIPTION = "Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019: coupling mechanisms, Theorem 3, XDistP calibration on the airports data"
 TOL = 1e-9
 
 
@@ -361,7 +361,7 @@ def _table(couplings, theorem3, xdistp):
             rows.append([f"XDistP airports: KL ε_D = {t}, direct design (km)",
                          f"{fmt(ms['distp']['none']['loss_km'])}", "optimal (ε_D, KL)-DistP", ""])
     d = xdistp["distances_km"]
-    return ((f"paper 003 (airports TX vs OK: W1 = {d['w1']:.1f} km, W∞ = {d['winf']:.1f} km, "
+    return ((f"Kawamoto and Murakami 2019 (airports TX vs OK: W1 = {d['w1']:.1f} km, W∞ = {d['winf']:.1f} km, "
             f"diameter = {d['diameter']:.1f} km)"), ["experiment", "value", "reference", "note"], rows)
 
 
@@ -416,7 +416,7 @@ def _figure_theorem3(ctx, theorem3) -> str:
         ax.set_title(f"{label}-DistP")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("paper 003, Theorem 3: coupling mechanisms under approximate knowledge")
+    fig.suptitle("Kawamoto and Murakami 2019, Theorem 3: coupling mechanisms under approximate knowledge")
     fig.tight_layout()
     return save(fig, ctx.figure("theorem3"))
 
@@ -446,7 +446,7 @@ def _figure_xdistp(ctx, xdistp) -> str:
     ax.set_xscale("log")
     ax.set_xlabel("KL-DistP level ε_D between Texas and Oklahoma")
     ax.set_ylabel("expected error (km, pooled distribution)")
-    ax.set_title(f"paper 003 §V-B: noise saved by W1 ({d['w1']:.0f} km) vs W∞ ({d['winf']:.0f} km) "
+    ax.set_title(f"Kawamoto and Murakami 2019 §V-B: noise saved by W1 ({d['w1']:.0f} km) vs W∞ ({d['winf']:.0f} km) "
                  f"vs diameter ({d['diameter']:.0f} km)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -1,4 +1,4 @@
-"""Suite ``paper004``: paper 004's experiments (§6, Figures 2 and 3) redrawn from our own solves.
+"""Suite ``paper004``: Geumlek and Chaudhuri’s (2019) experiments (§6, Figures 2 and 3) redrawn from our own solves.
 
 Geumlek & Chaudhuri, "Profile-Based Privacy for Locally Private Computations":
 
@@ -32,9 +32,9 @@ import numpy as np
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
 NAME = "paper004"
-DESCRIPTION = "paper 004 §6: profile-based privacy experiments (Figures 2 and 3)"
+DESCRIPTION = "Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 §6: profile-based privacy experiments (Figures 2 and 3)"
 
-#: Table 1 of paper 004
+#: Table 1 of Geumlek and Chaudhuri 2019
 CATEGORICAL_PROFILES = {"P1": [0.2, 0.3, 0.4, 0.1], "P2": [0.3, 0.3, 0.3, 0.1], "P3": [0.4, 0.4, 0.1, 0.1]}
 CATEGORICAL_EDGES = [("P1", "P2"), ("P2", "P3")]
 TOL = 1e-9
@@ -46,7 +46,7 @@ def rr_flip(epsilon: float) -> float:
 
 
 def observation_10(p_i: float, p_j: float, epsilon: float) -> float | None:
-    """Paper 004, eq. (7): bound on the optimal single flip of (4) when p_i <= p_j <= e^ε p_i."""
+    """Geumlek and Chaudhuri 2019, eq. (7): bound on the optimal single flip of (4) when p_i <= p_j <= e^ε p_i."""
     e = math.exp(epsilon)
     if not p_i <= p_j <= e * p_i:
         return None
@@ -245,7 +245,7 @@ def _table(couplets, chains, cats):
             rows.append(["Categorical-Chain (largest cost, eq. (8))", fmt(c["epsilon"]),
                          fmt(c["max_cost"]["design"]), fmt(c["max_cost"]["smooth_categorical"]),
                          fmt(c["max_cost"]["krr"])])
-    return ("paper 004: ours vs the paper's mechanisms vs (k-ary) RR (lower is better, except spread)",
+    return ("Geumlek and Chaudhuri 2019: ours vs the paper's mechanisms vs (k-ary) RR (lower is better, except spread)",
             ["experiment", "ε", "mechdesign design", "paper's mechanism", "(k-ary) RR"], rows)
 
 
@@ -284,7 +284,7 @@ def _figure2(ctx: Context, couplets, cats) -> str:
         ax.legend(fontsize=7)
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.suptitle("paper 004, Figure 2 redrawn from mechdesign solves (lower is better)")
+    fig.suptitle("Geumlek and Chaudhuri 2019, Figure 2 redrawn from mechdesign solves (lower is better)")
     return save(fig, ctx.figure("figure2"))
 
 
@@ -309,6 +309,6 @@ def _figure3(ctx: Context, chains) -> str:
             ax.set_xlabel("ε")
             ax.set_ylabel("Pr[output = 1]")
             ax.grid(alpha=0.3)
-    fig.suptitle("paper 004, Figure 3 redrawn: one curve per profile (wider spread is better)")
+    fig.suptitle("Geumlek and Chaudhuri 2019, Figure 3 redrawn: one curve per profile (wider spread is better)")
     fig.tight_layout()
     return save(fig, ctx.figure("figure3"))

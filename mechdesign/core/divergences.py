@@ -1,5 +1,5 @@
 """Divergences between output distributions: one entry each, with its value, its convex form
-and its cone (paper 003, Def. 5, Def. 6 and Table I).
+and its cone (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 5, Def. 6 and Table I).
 
 Every divergence answers the same questions (CONVENTIONS, "one protocol per concept"):
 
@@ -8,7 +8,7 @@ Every divergence answers the same questions (CONVENTIONS, "one protocol per conc
   of two affine (r, m) expressions, where ``c = coefficient(bound)`` (the bound itself for the
   f-divergences, e^bound for the max divergence, so that ε sweeps can use cvxpy Parameters);
 * ``cone`` — ``"linear"`` (an LP), ``"second-order"`` or ``"exponential"`` (conic: Clarabel);
-* ``theorem3_bound(ε)`` — the DistP level paper 003's Theorem 3 guarantees for a coupling
+* ``theorem3_bound(ε)`` — the DistP level Kawamoto and Murakami’s (2019) Theorem 3 guarantees for a coupling
   mechanism built from knowledge that is ε-close in D∞ to the truth.
 
 f-divergences use the generator f normalised to the class F of Def. 6 (convex, f(1) = 0 and
@@ -103,7 +103,7 @@ class Divergence:
         return self.epigraph(P, Q, c)
 
     def theorem3_bound(self, epsilon: float) -> float:
-        """The DistP level Theorem 3 (paper 003) guarantees for a coupling mechanism whose
+        """The DistP level Theorem 3 (Kawamoto and Murakami 2019) guarantees for a coupling mechanism whose
         knowledge λ̂_s is within ε of the actual λ_s in D∞, both ways: 2ε for D∞, 2εe^ε for KL
         (part 2) and e^ε f(e^{2ε}) for any other f-divergence (part 3, f normalised to F)."""
         eps = float(epsilon)
@@ -164,7 +164,7 @@ def max_divergence(p, q) -> np.ndarray:
 
 
 def approximate_max_divergence(p, q, delta: float) -> np.ndarray:
-    """D∞^δ(p ‖ q) (paper 003, Def. 5): the smallest ε >= 0 with p[R] <= e^ε q[R] + δ for
+    """D∞^δ(p ‖ q) (Kawamoto and Murakami 2019, Def. 5): the smallest ε >= 0 with p[R] <= e^ε q[R] + δ for
     every R, i.e. with Σ_y max(0, p_y − e^ε q_y) <= δ (the hockey-stick form).
 
     Exact: the hockey stick H(t) = Σ max(0, p − t q) is piecewise linear and non-increasing in t,
@@ -287,7 +287,7 @@ def register_divergence(div: Divergence) -> Divergence:
 
 
 register_divergence(Divergence(
-    "max", "max divergence D∞ / approximate max divergence D∞^δ (paper 003, Def. 5)", "linear",
+    "max", "max divergence D∞ / approximate max divergence D∞^δ (Kawamoto and Murakami 2019, Def. 5)", "linear",
     max_divergence, _epi_max, None, _safe_exp, supports_delta=True))
 register_divergence(Divergence(
     "kl", "Kullback-Leibler divergence Σ p ln(p/q) (Table I, f(t) = t ln t − t + 1)", "exponential",

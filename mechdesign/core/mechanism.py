@@ -98,7 +98,7 @@ class Mechanism:
         return self.matrix.shape
 
     def lift(self, lam) -> np.ndarray:
-        """Output distribution λK of an input distribution λ (paper 003's A#(λ))."""
+        """Output distribution λK of an input distribution λ (Kawamoto and Murakami’s (2019) A#(λ))."""
         lam = check_distribution(lam, len(self.inputs), "input distribution")
         return lam @ self.matrix
 

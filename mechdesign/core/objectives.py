@@ -144,7 +144,7 @@ class WorstCaseLoss(Objective):
 
 
 class MaxOffDiagonal(Objective):
-    """max over contexts s and x != y of K_s[x, y] (paper 004, eq. (6))."""
+    """max over contexts s and x != y of K_s[x, y] (Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019, eq. (6))."""
 
     kind = "max-off-diagonal"
 
@@ -171,7 +171,7 @@ class MaxOffDiagonal(Objective):
 
 
 class ProfileMarginalError(Objective):
-    """max_s max_j |λ_s − λ_s K_s|_j (paper 004, eq. (8)); outputs equal the inputs."""
+    """max_s max_j |λ_s − λ_s K_s|_j (Geumlek and Chaudhuri 2019, eq. (8)); outputs equal the inputs."""
 
     kind = "profile-marginal-error"
 
@@ -193,7 +193,7 @@ class ProfileMarginalError(Objective):
         return cp.max(cp.hstack([cp.max(cp.abs(lam - lam @ K[k])) for k, lam in self.distributions.items()]))
 
     def costs(self, mechs) -> np.ndarray:
-        """Per output j: max_s |λ_s − λ_s K_s|_j (the four costs of paper 004's Figure 2)."""
+        """Per output j: max_s |λ_s − λ_s K_s|_j (the four costs of Geumlek and Chaudhuri’s (2019) Figure 2)."""
         return np.max([np.abs(lam - lam @ mechs[k]) for k, lam in self.distributions.items()], axis=0)
 
     def value(self, mechs):

@@ -244,7 +244,7 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
     notions = parse_notions(data, declared)
     if actual is not None:
         if not any(isinstance(n, Target) for n in notions):
-            raise ProblemError("[mechanism] actual reports Theorem 3 of paper 003, which concerns "
+            raise ProblemError("[mechanism] actual reports Theorem 3 of Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, which concerns "
                                "coupling mechanisms: add a [[privacy]] notion = \"target\"",
                                file=file, key="mechanism.actual")
         notions.append(ApproximateKnowledge(declared.contexts, actual))

@@ -3,7 +3,7 @@
 For a problem, each row is a mechanism — the certified optimum, then each requested baseline —
 with its objective under the problem's objective, its audit under the problem's privacy
 constraints, its own privacy claim audited, and (with ``users``) the error of estimating the
-input distribution by Inv and IBU over repeated simulated collections (paper 002).
+input distribution by Inv and IBU over repeated simulated collections (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides).
 
 Baselines are put at the problem's privacy level. By default (``calibrate=True``) each
 baseline's ε is the largest for which the baseline passes every privacy constraint of the
@@ -11,7 +11,7 @@ problem (found by bisection on the audited levels, which are exact and cheap), s
 a valid competitor and the design's objective can be compared fairly: e.g. on a problem with
 ε-LDP over 10 ordered values, the truncated geometric gets ε/9; under ε·d-privacy with
 d >= 1, k-ary RR gets ε·min d. With ``calibrate=False`` a baseline simply takes the problem's
-ε in its own notion (paper 002 compares kRR at ε-LDP with d-privacy at ε·d that way).
+ε in its own notion (Palamidessi’s slides compares kRR at ε-LDP with d-privacy at ε·d that way).
 """
 
 from __future__ import annotations
@@ -187,11 +187,11 @@ BASELINES: dict[str, BaselineSpec] = {s.name: s for s in [
     BaselineSpec("rappor", "basic RAPPOR (symmetric unary encoding)", lambda p: None,
                  lambda p, e: rappor(p.inputs, e)),
     BaselineSpec("oue", "optimized unary encoding", lambda p: None, lambda p, e: oue(p.inputs, e)),
-    BaselineSpec("one-bit-cluster", "paper 004 Algorithm 2", _one_bit_ok,
+    BaselineSpec("one-bit-cluster", "Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 Algorithm 2", _one_bit_ok,
                  lambda p, e: one_bit_cluster(*_profile_args(p), e)),
-    BaselineSpec("smooth-one-bit", "paper 004 Algorithm 3", _one_bit_ok,
+    BaselineSpec("smooth-one-bit", "Geumlek and Chaudhuri 2019 Algorithm 3", _one_bit_ok,
                  lambda p, e: smooth_one_bit(*_profile_args(p), e)),
-    BaselineSpec("smooth-categorical", "paper 004 Algorithm 4", _categorical_ok,
+    BaselineSpec("smooth-categorical", "Geumlek and Chaudhuri 2019 Algorithm 4", _categorical_ok,
                  lambda p, e: smooth_categorical(*_profile_args(p), e, labels=p.inputs)),
     BaselineSpec("uniform", "non-informative (uniform output)", lambda p: None,
                  lambda p, e: uniform(p.inputs, p.outputs), parametric=False),

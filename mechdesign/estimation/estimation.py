@@ -1,4 +1,4 @@
-"""Estimating the original distribution from obfuscated reports (paper 002), and accuracy.
+"""Estimating the original distribution from obfuscated reports (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides), and accuracy.
 
 n users with inputs drawn from λ each report y ~ K[x]; the collector sees the output counts
 c (or frequencies q̂ = c / n) and estimates λ:
@@ -56,7 +56,7 @@ def _frequencies(counts, m: int) -> np.ndarray:
 # matrix inversion
 
 def matrix_inversion(K, counts, project: bool = True) -> np.ndarray:
-    """Inv (paper 002): θ with θ K = q̂, then projected onto the simplex.
+    """Inv (Palamidessi’s slides): θ with θ K = q̂, then projected onto the simplex.
 
     For a square invertible K this is θ = q̂ K^{-1} (so exact output frequencies λK give back λ
     exactly, up to round-off); otherwise the minimum-norm least-squares solution of
@@ -131,7 +131,7 @@ def _loglik(q, pred) -> float:
 
 def ibu(K, counts, *, tol: float = 1e-8, max_iter: int = 100_000, init=None,
         accelerate: bool = True, warn: bool = True) -> IBUResult:
-    """Iterative Bayesian Update (EM) for the maximum-likelihood estimate of λ (paper 002).
+    """Iterative Bayesian Update (EM) for the maximum-likelihood estimate of λ (Palamidessi’s slides).
 
     One update: θ'[x] = θ[x] · g_x with g_x = Σ_y q̂_y K[x, y] / (θK)_y. Its fixed points on the
     interior of the simplex are the maximum-likelihood estimates; the iteration stops when
@@ -260,7 +260,7 @@ def l2(a, b) -> float:
 
 
 def emd(a, b, cost) -> float:
-    """Earth mover's distance W1(a, b) over the ground cost matrix (paper 002's accuracy), via
+    """Earth mover's distance W1(a, b) over the ground cost matrix (Palamidessi’s accuracy), via
     :func:`mechdesign.transport.coupling.wasserstein`."""
     from mechdesign.transport.coupling import wasserstein
 

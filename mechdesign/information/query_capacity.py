@@ -1,4 +1,4 @@
-"""Individual channel capacity of a query (paper 001, Def. 5, Theorem 3.1) and its
+"""Individual channel capacity of a query (Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017, Def. 5, Theorem 3.1) and its
 max-information counterpart under independent priors (Def. 8–9, Theorem 2.1).
 
 A dataset is x = (x_1, …, x_n) with x_i in a finite universe X_i; a query f maps datasets to a
@@ -15,7 +15,7 @@ X_1 x … x X_n, i.e. b = 0 in Assumption 2.2):
 For a fixed i, the channel from X_i to Y has rows p(y | x_i) = Σ_z P(z | x_i) K[f(x_i, z), y],
 and the conditional P(· | x_i) of the other records is arbitrary (correlated knowledge), so the
 row of x_i ranges over the convex hull of {K[f(x_i, z)] : z in X_{−i}}. Mutual information is
-convex in the channel (Cover & Thomas Thm. 2.7.4, paper 001 Lemma 2), so the maximum is reached
+convex in the channel (Cover & Thomas Thm. 2.7.4, Wu, Xia and He 2017 Lemma 2), so the maximum is reached
 at vertices: each x_i takes one fixed completion z(x_i) (Theorem 3.1's finite family). Only the
 range values matter, so the family is the set of choices of one value of
 R_i(x_i) = {f(x_i, z) : z} per x_i. Since capacity can only grow when rows are added, only
@@ -25,7 +25,7 @@ Cost: f is evaluated on all Π_j |X_j| datasets once; then for each individual i
 Π_{x_i} |R_i(x_i)| channels with |X_i| rows are enumerated (deduplicated to maximal sets of
 distinct rows) and each is solved by :func:`~mechdesign.information.capacity.shannon_capacity`
 (milliseconds for small |X_i|). It is exponential in n and in |X_i|: meant for small datasets,
-as in paper 001's examples. A group G of records (Def. 17) is handled by treating X_G as one
+as in Wu, Xia and He’s (2017) examples. A group G of records (Def. 17) is handled by treating X_G as one
 individual.
 """
 
@@ -135,7 +135,7 @@ def _maximal_sets(options: list[list[int]], limit: int):
 def individual_channel_capacity(f: Callable[[tuple], int], universes: Sequence[Sequence], K,
                                 groups: Sequence | None = None, tol: float = 1e-9,
                                 limit: int = 200_000) -> QueryCapacity:
-    """Individual channel capacity C_1 of the mechanism K answering f (paper 001, Def. 5,
+    """Individual channel capacity C_1 of the mechanism K answering f (Wu, Xia and He 2017, Def. 5,
     computed through Theorem 3.1's finite family; see the module docstring for the maths and
     the cost).
 
@@ -184,7 +184,7 @@ def individual_channel_capacity(f: Callable[[tuple], int], universes: Sequence[S
 
 def query_max_information(f: Callable[[tuple], int], universes: Sequence[Sequence], K,
                           records: Sequence[int] | None = None) -> float:
-    """Max-individual channel capacity under independent priors (paper 001, Def. 8–9), in nats.
+    """Max-individual channel capacity under independent priors (Wu, Xia and He 2017, Def. 8–9), in nats.
 
     With a product prior, p(y | x_i) = Σ_z Π_{j≠i} P_j(z_j) K[f(x_i, z), y]: both rows of a ratio
     p(y | a)/p(y | b) mix their completions with the same weights, so the ratio is at most the

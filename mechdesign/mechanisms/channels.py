@@ -1,6 +1,6 @@
-"""The privacy channels of paper 001 as mechanisms, with their capacities and calibrations.
+"""The privacy channels of Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017 as mechanisms, with their capacities and calibrations.
 
-Paper 001 ("Achieving Dalenius' Goal of Data Privacy with Practical Assumptions") calls a
+Wu, Xia and He 2017 ("Achieving Dalenius' Goal of Data Privacy with Practical Assumptions") calls a
 channel ε-information private when its (individual) channel capacity is at most ε bits
 (Def. 5–6). Its basic channels (§4–5) are built here as :class:`~mechdesign.core.mechanism.Mechanism`
 objects:
@@ -77,7 +77,7 @@ def binary_entropy(p: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# binary symmetric channel (paper 001, §4.1, eq. (49))
+# binary symmetric channel (Wu, Xia and He 2017, §4.1, eq. (49))
 
 def binary_symmetric(p: float, labels: Sequence = ("0", "1")) -> Mechanism:
     """The binary symmetric (randomized-response) channel: the bit is flipped with probability p.
@@ -136,7 +136,7 @@ def is_weakly_symmetric(K, atol: float = 1e-12) -> bool:
 
 def data_independent_bound(K) -> float:
     """log2|Y| − H(row): an upper bound on the capacity of a data-independent channel
-    (paper 001, eq. (63)), reached by weakly symmetric ones (eq. (65))."""
+    (Wu, Xia and He 2017, eq. (63)), reached by weakly symmetric ones (eq. (65))."""
     K = _matrix(K)
     if not is_data_independent(K, 1e-9):
         raise ProblemError("the channel is not data-independent (rows are not permutations of "
@@ -161,7 +161,7 @@ def _matrix(K) -> np.ndarray:
 # discrete exponential channel (Def. 14–15)
 
 def exponential_ranks(distortion: np.ndarray) -> np.ndarray:
-    r"""The rank distortion d̃ of paper 001, eq. (67)–(68), rebuilt from the definitions.
+    r"""The rank distortion d̃ of Wu, Xia and He 2017, eq. (67)–(68), rebuilt from the definitions.
 
     For each value r of the query's range R, sort the outputs by the distortion d(r, ·)
     (eq. (67): d(r, r_σ(1)) <= d(r, r_σ(2)) <= ...; ties broken by output index) and set
@@ -176,7 +176,7 @@ def exponential_ranks(distortion: np.ndarray) -> np.ndarray:
 
 
 def exponential_channel(values: int | Domain, alpha: float, distortion=None) -> Mechanism:
-    r"""The (discrete) exponential privacy channel of paper 001, Def. 15, as rebuilt here.
+    r"""The (discrete) exponential privacy channel of Wu, Xia and He 2017, Def. 15, as rebuilt here.
 
     The extracted paper lost its formulas (69)–(70); from Def. 14–15, the text around them and
     the entropy computation (71)–(82) (which sums the geometric series Σ_i e^{−α i} and
@@ -238,7 +238,7 @@ def exponential_row_entropy(n: int, alpha: float) -> float:
 # discretised Gaussian channel (Def. 16, Corollary 6)
 
 def gaussian_channel(values, sigma: float, outputs: int = 201, width: float = 5.0) -> Mechanism:
-    r"""The Gaussian privacy channel y = f(x) + N(0, σ²) of paper 001, Def. 16, discretised.
+    r"""The Gaussian privacy channel y = f(x) + N(0, σ²) of Wu, Xia and He 2017, Def. 16, discretised.
 
     Inputs are the real values r of the query's range; outputs are ``outputs`` equal cells
     covering [min r − width·σ, max r + width·σ], the two end cells extended to ±∞ so every row
@@ -338,7 +338,7 @@ def calibrate(build: Callable[[float], Mechanism], bits: float, lo: float, hi: f
 
 
 def calibrate_binary_symmetric(bits: float, tol: float = 1e-6) -> Calibration:
-    """Flip probability p in [0, 1/2] with capacity 1 − H(p) ≈ ``bits`` (paper 001, eq. (56)–(57))."""
+    """Flip probability p in [0, 1/2] with capacity 1 − H(p) ≈ ``bits`` (Wu, Xia and He 2017, eq. (56)–(57))."""
     _at_most(bits, 1.0)
     return calibrate(binary_symmetric, bits, 0.0, 0.5, increasing=False, tol=tol)
 
@@ -352,7 +352,7 @@ def calibrate_krr(k: int | Domain, bits: float, tol: float = 1e-6) -> Calibratio
 
 def calibrate_exponential(values: int | Domain, bits: float, distortion=None,
                           tol: float = 1e-6) -> Calibration:
-    """α of the exponential channel with capacity ≈ ``bits`` (paper 001, eq. (83), solved
+    """α of the exponential channel with capacity ≈ ``bits`` (Wu, Xia and He 2017, eq. (83), solved
     numerically on the certified capacity rather than on the bound log2|R| − H(row))."""
     n = len(Domain.coerce(values))
     _at_most(bits, np.log2(n))

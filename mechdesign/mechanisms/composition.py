@@ -1,4 +1,4 @@
-"""Sequential compositions of mechanisms (paper 003, §IV-A, Fig. 3, Appendix D-E).
+"""Sequential compositions of mechanisms (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, §IV-A, Fig. 3, Appendix D-E).
 
 * :func:`compose_shared` — A1 ⊙ A0 (Def. 19): one input x goes to A0, then to A1 together
   with A0's output: (A1 ⊙ A0)(x) = A1(A0(x), x).
@@ -69,7 +69,7 @@ def _pair_domain(a: list[str], b: list[str]) -> Domain:
 
 
 def compose_shared(first, second, reveal: str = "both") -> Mechanism:
-    """A1 ⊙ A0: sequential composition with a shared input (paper 003, Def. 19).
+    """A1 ⊙ A0: sequential composition with a shared input (Kawamoto and Murakami 2019, Def. 19).
 
     (A1 ⊙ A0)(x)[(y0, y1)] = A0(x)[y0] · A1(y0, x)[y1]; with ``reveal="last"`` the output is y1
     alone, Σ_{y0} A0(x)[y0] A1(y0, x)[y1].
@@ -100,7 +100,7 @@ def compose_shared(first, second, reveal: str = "both") -> Mechanism:
 
 
 def compose_independent(first, second, reveal: str = "both") -> Mechanism:
-    """A1 • A0: sequential composition with independent inputs (paper 003, Def. 20).
+    """A1 • A0: sequential composition with independent inputs (Kawamoto and Murakami 2019, Def. 20).
 
     (A1 • A0)((x0, x1))[(y0, y1)] = A0(x0)[y0] · A1(y0, x1)[y1]; inputs are pairs (x0, x1) in
     row-major order (x1 fastest), matching :func:`product_distribution`.
@@ -124,7 +124,7 @@ def compose_independent(first, second, reveal: str = "both") -> Mechanism:
 
 def product_distribution(lam0, lam1) -> np.ndarray:
     """λ0 × λ1 over pairs (x0, x1), row-major (x1 fastest): the inputs of A1 • A0 and the
-    distributions of the relation Ψ0 ◇ Ψ1 (paper 003, Appendix E)."""
+    distributions of the relation Ψ0 ◇ Ψ1 (Kawamoto and Murakami 2019, Appendix E)."""
     a = check_distribution(lam0, what="first distribution")
     b = check_distribution(lam1, what="second distribution")
     return np.outer(a, b).ravel()

@@ -44,7 +44,7 @@ def optimal_coupling(lam, mu, cost="absolute", **kwargs) -> np.ndarray:
 
 
 def coupling_mechanism(lam, mu, cost="absolute", **kwargs) -> np.ndarray:
-    """The utility-optimal coupling mechanism w.r.t. the target μ (paper 003, Def. 18).
+    """The utility-optimal coupling mechanism w.r.t. the target μ (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 18).
 
     K = γ / λ row-wise with γ an optimal coupling of λ and μ for ``cost``; its expected loss
     Σ_x λ[x] Σ_y K[x, y] cost[x, y] equals W_{1,cost}(λ, μ) (Prop. 2) and λK = μ.

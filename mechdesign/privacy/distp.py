@@ -2,8 +2,8 @@
 
 A pair compares the output distributions of two sides, each a distribution λ over the inputs
 and the key of the mechanism applied to it: λ_a K_a versus λ_b K_b. With one shared mechanism
-both keys are "default" (paper 003, Def. 6); with per-context mechanisms each side is its own
-context (paper 003, Def. 15; paper 004, Def. 2 — profile-based privacy is exactly DistP over the
+both keys are "default" (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, Def. 6); with per-context mechanisms each side is its own
+context (Kawamoto and Murakami 2019, Def. 15; Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019, Def. 2 — profile-based privacy is exactly DistP over the
 profile graph's edges with per-context mechanisms).
 """
 
@@ -176,7 +176,7 @@ class DistP(Notion):
 
 
 class XDistP(DistP):
-    """Extended DistP (paper 003, Def. 8): pair (λ, λ') gets ε·W(λ, λ'), W = W1, W∞ or TV over
+    """Extended DistP (Kawamoto and Murakami 2019, Def. 8): pair (λ, λ') gets ε·W(λ, λ'), W = W1, W∞ or TV over
     the ground metric of the inputs. The audit reports the achieved ε as max over pairs of the
     pair's level divided by its distance."""
 
@@ -267,7 +267,7 @@ def width_scaled_audit(notion, mechs, requested: dict) -> Audit:
 
 
 class ProfilePrivacy(DistP):
-    """(G, ε)-profile-based privacy (paper 004, Def. 2): for every edge (P_i, P_j) of the profile
+    """(G, ε)-profile-based privacy (Geumlek and Chaudhuri 2019, Def. 2): for every edge (P_i, P_j) of the profile
     graph, P_i K_i <= e^ε P_j K_j elementwise, both ways, with one mechanism per profile."""
 
     name = "profile"

@@ -1,4 +1,4 @@
-"""Divergence privacy notions (paper 003, §III): a divergence D in place of the DP ratio.
+"""Divergence privacy notions (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, §III): a divergence D in place of the DP ratio.
 
 * :class:`DivergenceDP` — (ε, D)-DP over an adjacency Φ of inputs (Def. 9):
   D(K[x] ‖ K[x']) <= ε and D(K[x'] ‖ K[x]) <= ε for every (x, x') in Φ;
@@ -71,7 +71,7 @@ def _levels(div: Divergence, p: np.ndarray, q: np.ndarray, delta: float, eps: np
 # point notions: divergence DP (Def. 9) and divergence XDP (Def. 10)
 
 class DivergenceDP(Notion):
-    """(ε, D)-DP w.r.t. an adjacency Φ (paper 003, Def. 9).
+    """(ε, D)-DP w.r.t. an adjacency Φ (Kawamoto and Murakami 2019, Def. 9).
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ class DivergenceDP(Notion):
 
 
 class DivergenceXDP(DivergenceDP):
-    """(ε, d, D)-XDP (paper 003, Def. 10): D(K[x] ‖ K[x']) <= ε·d(x, x') for adjacent pairs
+    """(ε, d, D)-XDP (Kawamoto and Murakami 2019, Def. 10): D(K[x] ‖ K[x']) <= ε·d(x, x') for adjacent pairs
     (both directions). The audit reports max over pairs of D / d as the achieved ε."""
 
     name = "divergence-xdp"
@@ -252,7 +252,7 @@ def _pairs(adjacency) -> tuple[np.ndarray, np.ndarray]:
 # distribution notions: divergence DistP (Def. 11) and divergence XDistP (Def. 12)
 
 class DivergenceDistP(DistP):
-    """(ε, D)-DistP over pairs of distributions (paper 003, Def. 11; with per-context mechanisms
+    """(ε, D)-DistP over pairs of distributions (Kawamoto and Murakami 2019, Def. 11; with per-context mechanisms
     Def. 15): D(λ_a K_a ‖ λ_b K_b) <= ε and D(λ_b K_b ‖ λ_a K_a) <= ε for every pair.
 
     With ``divergence = "max"`` this is the core :class:`~mechdesign.privacy.distp.DistP`
@@ -344,7 +344,7 @@ class DivergenceDistP(DistP):
 
 
 class DivergenceXDistP(DivergenceDistP):
-    """(ε, W, D)-XDistP (paper 003, Def. 12): D(λ_a K_a ‖ λ_b K_b) <= ε·W(λ_a, λ_b), both ways,
+    """(ε, W, D)-XDistP (Kawamoto and Murakami 2019, Def. 12): D(λ_a K_a ‖ λ_b K_b) <= ε·W(λ_a, λ_b), both ways,
     W = W1 (``w1``), W∞ (``winf``) or total variation (``tv``) over the ground metric of the
     inputs. The audit reports the achieved ε as max over pairs of D / W."""
 

@@ -1,6 +1,6 @@
-"""Information-theoretic notions (paper 001; quantitative information flow).
+"""Information-theoretic notions (Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017; quantitative information flow).
 
-* :class:`InformationPrivacy` — ε-information privacy (paper 001, Def. 6): Shannon capacity
+* :class:`InformationPrivacy` — ε-information privacy (Wu, Xia and He 2017, Def. 6): Shannon capacity
   C(K) <= c bits, compiled exactly through the minimax identity C(K) = min_q max_x D(K[x] ‖ q):
   an auxiliary q in the simplex over Y with D(K[x] ‖ q) <= c ln 2 for every x (exponential cone).
 * :class:`MutualInformation` — I(π; K) = Σ_x π_x D(K[x] ‖ πK) <= c bits under a prior π
@@ -103,7 +103,7 @@ class _BitsNotion(Notion):
 
 
 class InformationPrivacy(_BitsNotion):
-    """Shannon capacity <= c bits for every mechanism (paper 001, Def. 6).
+    """Shannon capacity <= c bits for every mechanism (Wu, Xia and He 2017, Def. 6).
 
     Exact convex form: for each matrix K, a variable q in the simplex over Y with
     Σ_y rel_entr(K[x, y], q_y) <= c ln 2 for every row x. Feasible q certifies

@@ -1,12 +1,12 @@
 """Target output distributions (coupling mechanisms) and approximate knowledge.
 
 :class:`Target` — problem-file ``notion = "target"``: every context's output distribution equals
-one target, λ_s K_s = μ for all s (paper 003, §VI-B: a mechanism that produces μ whatever the
+one target, λ_s K_s = μ for all s (Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019, §VI-B: a mechanism that produces μ whatever the
 context leaks nothing about which λ_s its input came from, Def. 15 with ε = 0 for every
 divergence). With ``distribution = "free"`` the LP chooses μ too: minimising expected loss
 then gives a W1 barycenter of the contexts' distributions.
 
-:class:`ApproximateKnowledge` — the certificate line of paper 003's Theorem 3: the mechanism was
+:class:`ApproximateKnowledge` — the certificate line of Kawamoto and Murakami’s (2019) Theorem 3: the mechanism was
 built from distributions λ̂_s, inputs actually follow λ_s. It audits D∞, KL and every f-divergence
 DistP between the actual output distributions λ_s K_s and reports next to them the bounds
 Theorem 3 guarantees for a coupling mechanism with ε = max_s D∞(λ̂_s ‖ λ_s) ∨ D∞(λ_s ‖ λ̂_s).
@@ -37,7 +37,7 @@ EXACT = 1e-12
 
 
 class Target(Notion):
-    """λ_s K_s = μ for every context s (coupling mechanisms, paper 003 Def. 16 / Def. 18).
+    """λ_s K_s = μ for every context s (coupling mechanisms, Kawamoto and Murakami 2019 Def. 16 / Def. 18).
 
     Parameters
     ----------
@@ -146,7 +146,7 @@ def match_target(k: np.ndarray, lam: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 class ApproximateKnowledge(Notion):
-    """Theorem 3 of paper 003 as a certificate line (adds no constraint).
+    """Theorem 3 of Kawamoto and Murakami 2019 as a certificate line (adds no constraint).
 
     Parameters
     ----------
@@ -210,7 +210,7 @@ class ApproximateKnowledge(Notion):
         achieved = self.achieved(mechs)
         bounds = self.bounds()
         holds = all(achieved[k] <= bounds[k] + AUDIT_TOL for k in achieved)
-        detail = {"knowledge_epsilon": eps, "theorem": "paper 003, Theorem 3"}
+        detail = {"knowledge_epsilon": eps, "theorem": "Kawamoto and Murakami 2019, Theorem 3"}
         if "kl" in bounds:
             detail["kl_f_form_bound"] = lookup("kl").f_form_bound(eps)
         built_out = {s: lam @ mechs[s] for s, lam in self.built.items()}

@@ -1,6 +1,6 @@
 """Min–max-entry designs under pure DistP, by the Charnes–Cooper scaling.
 
-The max-off-diagonal objective (paper 004, eq. (6)) asks for the smallest t with K_k[x, y] <= t
+The max-off-diagonal objective (Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019, eq. (6)) asks for the smallest t with K_k[x, y] <= t
 on every masked entry of every mechanism k. Written as it reads, that is one row per entry:
 245 000 rows for 100 profiles × 50 categories, on top of the 250 000 entries themselves, and
 the LP took 47 s through cvxpy and HiGHS (interior point with crossover).
