@@ -3,25 +3,12 @@ problems they say they are (checked against closed forms); its worst-case summar
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from mechdesign.bench import SUITES, envelope
 from mechdesign.bench.isolate import run_isolated
-
-
-def remapped_geometric_loss(n: int, eps: float) -> float:
-    """Optimal ε·d-private expected |x − y| on 0..n−1 under a uniform prior: the truncated
-    geometric mechanism with the optimal remap (Ghosh, Roughgarden and Sundararajan, "Universally
-    utility-maximizing privacy mechanisms", STOC 2009)."""
-    a = math.exp(-eps)
-    x = np.arange(n)
-    g = a ** np.abs(x[:, None] - x[None, :]) * (1 - a) / (1 + a)
-    g[:, 0] = a ** x / (1 + a)
-    g[:, -1] = a ** (n - 1 - x) / (1 + a)
-    return float(((g / n).T @ np.abs(x[:, None] - x[None, :])).min(axis=1).sum())
+from mechdesign.bench.peers import remapped_geometric_loss
 
 
 def test_the_suite_is_registered():

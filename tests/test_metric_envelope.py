@@ -16,11 +16,11 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Metric, Problem
+from mechdesign.bench.peers import remapped_geometric_loss
 from mechdesign.core.limits import Limits
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
 from mechdesign.solvers import dantzig_wolfe, lazy_pairs, line_rays
-from tests.test_bench_envelope import remapped_geometric_loss
 
 EPSILONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
 PRIORS = ["uniform", "dirichlet", "zipf"]

@@ -6,6 +6,7 @@ import pytest
 import mechdesign
 from mechdesign import Domain, Problem, ProblemError
 from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.design import problem as problem_module
 from mechdesign.design import sweep as sweep_module
 from mechdesign.design.sweep import parse_range, sweep
 from mechdesign.estimation.compare import baseline_curves
@@ -146,7 +147,7 @@ def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeyp
             "status": "optimal", "name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0}
 
     stand_in = SpecialSolver("stand-in", lambda p: None if p.name == "special-rr" else "another problem", special)
-    monkeypatch.setattr(sweep_module, "special_solvers", lambda: (stand_in,))
+    monkeypatch.setattr(problem_module, "special_solvers", lambda: (stand_in,))
     p = mechdesign.problem_from_dict({
         "name": "special-rr", "inputs": {"size": 4}, "privacy": [{"notion": "ldp", "epsilon": 1.0}],
         "objective": {"kind": "error-probability"}})

@@ -154,8 +154,9 @@ def test_special_solver_passes_on_anything_but_fixed_targets_and_expected_loss()
                     contexts=contexts)
     skewed = Problem(dom, ExpectedLoss(loss, {s: np.ones(len(dom)) for s in contexts}), [Target(contexts, mu)],
                      outputs=out, contexts=contexts)
-    for p in (with_ldp, free, worst, skewed):
-        assert applies(p) is not None  # and says why
+    for p, why in ((with_ldp, "other than targets"), (free, "not a free one"), (worst, "expected-loss"),
+                   (skewed, "weighted by its distribution")):
+        assert why in applies(p)
 
 
 def test_target_with_ldp_is_solved_by_the_lp_and_costs_at_least_w1():

@@ -151,16 +151,22 @@ class Problem:
         limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
         attempts: list[dict] = []
         if chosen == "auto":
-            found, attempts = run_special_solvers(self, limits, special_solvers())
+            found, attempts = self.solve_specially(limits)
             if found is not None:
-                raw, info = found
-                info["special_solvers"] = attempts
-                return self.finish(raw, info, limits)
+                return self.finish(*found, limits)
         program = self.compile(scaled=True)
         raw, info = run_solver(program, chosen, verbose, limits)
         if attempts:
             info["special_solvers"] = attempts
         return self.finish(raw, info, limits)
+
+    def solve_specially(self, limits: Limits) -> tuple[tuple[dict, dict] | None, list[dict]]:
+        """Try the special solvers in order: ((raw, info) of the one that solved, or None; the
+        record of every solver, which is also put in that info as ``"special_solvers"``)."""
+        found, attempts = run_special_solvers(self, limits, special_solvers())
+        if found is not None:
+            found[1]["special_solvers"] = attempts
+        return found, attempts
 
     def data_independent_design(self) -> tuple[dict, list]:
         """The data-independent design (every row the notions' neutral output distribution),

@@ -26,9 +26,7 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
 from mechdesign.design.problem import Problem
 from mechdesign.design.result import Result
-from mechdesign.solvers import special_solvers
 from mechdesign.solvers.convex_route import run_solver
-from mechdesign.solvers.registry import run_special_solvers
 
 _COMPILES = 0
 
@@ -191,17 +189,6 @@ def _structure(notions, epsilon: float) -> tuple:
     return tuple(sig)
 
 
-def _special(problem: Problem, limits: Limits):
-    """The first special solver that solves the problem (exceptions only decline, as in
-    :meth:`Problem.solve`); (raw, info) with the attempts recorded, or None."""
-    if problem.solver != "auto":
-        return None
-    found, attempts = run_special_solvers(problem, limits, special_solvers())
-    if found is not None:
-        found[1]["special_solvers"] = attempts
-    return found
-
-
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
           at_each_point: Callable[[Problem, float], dict[str, dict]] | None = None, use_special: bool = True,
           progress: Callable[[int, int, SweepPoint], None] | None = None,
@@ -243,7 +230,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
             e = float(e)
             structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
             limits = Limits(problem.time_limit if time_limit is None else time_limit)
-            found = _special(problem, limits) if use_special else None
+            found = problem.solve_specially(limits)[0] if use_special and problem.solver == "auto" else None
             warm = False
             if found is not None:
                 raw, info = found

@@ -68,6 +68,16 @@ def _pair_domain(a: list[str], b: list[str]) -> Domain:
     return Domain(tuple(f"({x}, {y})" for x in a for y in b))
 
 
+def _operands(first, second, reveal: str):
+    """The two mechanisms of a composition as arrays, A0 (|X|, |Y0|) and A1 (|Y0|, |X|, |Y1|),
+    with A0's input and output domains and A1's output domain (None where unlabelled)."""
+    if reveal not in REVEALS:
+        raise ProblemError(f"reveal must be one of {', '.join(REVEALS)}, got {reveal!r}")
+    a0, inputs, mid = _matrix(first, "first mechanism")
+    a1, out1 = _second(second, *a0.shape)
+    return a0, a1, inputs, mid, out1
+
+
 def compose_shared(first, second, reveal: str = "both") -> Mechanism:
     """A1 ⊙ A0: sequential composition with a shared input (Kawamoto and Murakami 2019, Def. 19).
 
@@ -84,11 +94,8 @@ def compose_shared(first, second, reveal: str = "both") -> Mechanism:
     -------
     Mechanism over X with outputs Y0 × Y1 (row-major, y1 fastest) or Y1.
     """
-    if reveal not in REVEALS:
-        raise ProblemError(f"reveal must be one of {', '.join(REVEALS)}, got {reveal!r}")
-    a0, inputs, mid = _matrix(first, "first mechanism")
+    a0, a1, inputs, mid, out1 = _operands(first, second, reveal)
     n, m0 = a0.shape
-    a1, out1 = _second(second, n, m0)
     m1 = a1.shape[2]
     joint = a0[:, :, None] * np.transpose(a1, (1, 0, 2))  # (x, y0, y1)
     x_labels = _labels(inputs, n)
@@ -105,11 +112,8 @@ def compose_independent(first, second, reveal: str = "both") -> Mechanism:
     (A1 • A0)((x0, x1))[(y0, y1)] = A0(x0)[y0] · A1(y0, x1)[y1]; inputs are pairs (x0, x1) in
     row-major order (x1 fastest), matching :func:`product_distribution`.
     """
-    if reveal not in REVEALS:
-        raise ProblemError(f"reveal must be one of {', '.join(REVEALS)}, got {reveal!r}")
-    a0, inputs, mid = _matrix(first, "first mechanism")
+    a0, a1, inputs, mid, out1 = _operands(first, second, reveal)
     n, m0 = a0.shape
-    a1, out1 = _second(second, n, m0)
     m1 = a1.shape[2]
     # joint[x0, x1, y0, y1] = a0[x0, y0] a1[y0, x1, y1]
     joint = a0[:, None, :, None] * np.transpose(a1, (1, 0, 2))[None, :, :, :]

@@ -95,32 +95,20 @@ class LDPCone:
 
 def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
                      max_rounds: int = 10_000, initial: list[int] | None = None,
-                     reasons: list[str] | None = None, limits: Limits | None = None) -> ContextSolution | None:
+                     limits: Limits | None = None) -> ContextSolution:
     """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
 
     ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
     ``batch`` is the number of columns (most negative reduced cost first) added in the first
     round; it then adapts: it doubles while every column just added carries mass in the next
     master (the optimum needs many outputs: 0-1 loss, uniform prior, all k), and halves when
-    fewer than half do. Many columns price out at once but most would stay unused (loss
-    |x − y|, random prior, k = 1000: 757 price out in the first round, the optimum uses 17), and
-    every column costs |X| + 1 variables and |X| rows in every later master: measured at
-    k = 1000, a fixed batch of 50 took 193 s (365 columns), the adaptive batch 0.7 s (17).
+    fewer than half do. Many columns price out at once but most would stay unused (an optimum
+    uses few outputs), and every column costs |X| + 1 variables and |X| rows in every later
+    master, so a fixed large batch makes every later master large.
 
-    Returns None if HiGHS rejects a master update, does not reach optimality on a master or
-    the round limit passes without a proof (the caller falls back to the full LP); with
-    ``reasons`` given, the reason is appended to it.
+    Raises :class:`SolverDeclined` (with the reason) if HiGHS rejects a master update, does
+    not reach optimality on a master or the round limit passes without a proof.
     """
-    try:
-        return _column_generation(cost, cone, batch, tol, max_rounds, initial, limits)
-    except SolverDeclined as exc:
-        if reasons is not None:
-            reasons.append(exc.reason)
-        return None
-
-
-def _column_generation(cost, cone, batch, tol, max_rounds, initial, limits=None) -> ContextSolution:
-    """The loop of :func:`solve_by_columns`; raises :class:`SolverDeclined` on HiGHS trouble."""
     n, m = cost.shape
     h = quiet_model()
     empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
@@ -204,18 +192,13 @@ def ldp_by_columns(problem, limits=None):
     # warm start: the outputs the last solve of this problem used (sweeps re-solve one problem
     # at a sequence of ε; neighbouring optima share most of their columns)
     seeds = problem.extras.setdefault("column_generation_outputs", {})
-    reasons: list[str] = []
 
     def solve_one(key, cost):
-        found = solve_by_columns(cost, cone, initial=seeds.get(key), reasons=reasons, limits=limits)
-        if found is not None:
-            seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
+        found = solve_by_columns(cost, cone, initial=seeds.get(key), limits=limits)
+        seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
         return found
 
-    solved = solve_contexts(problem, solve_one, NAME, limits=limits)
-    if solved is None:
-        raise SolverDeclined("; ".join(reasons) or "no proven optimum")
-    return solved
+    return solve_contexts(problem, solve_one, NAME, limits=limits)
 
 
 SOLVER = SpecialSolver(NAME, applies, ldp_by_columns)

@@ -28,11 +28,12 @@ class ContextSolution:
     stopped: bool = False
 
 
-def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSolution | None], name: str,
+def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSolution], name: str,
                    build_seconds: float = 0.0, limits: Limits | None = None):
     """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
     of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
-    context alone; assemble (raw, info) for :meth:`Problem.finish`, or None if any key fails.
+    context alone; assemble (raw, info) for :meth:`Problem.finish`. A ``solve_one`` that cannot
+    prove an optimum raises :class:`~mechdesign.solvers.highs_model.SolverDeclined`.
 
     The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
     before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
@@ -46,8 +47,6 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
     raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
     for key in problem.keys:
         found = solve_one(key, problem.objective.cost(key) / scale)
-        if found is None:
-            return None
         raw[key] = found.matrix
         bound += found.bound
         rounds += found.rounds

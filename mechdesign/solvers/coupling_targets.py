@@ -27,32 +27,36 @@ from mechdesign.transport.coupling_kernel import dense, mechanism_from_coupling
 NAME = "coupling"
 
 
-def _targets_problem(problem):
-    """(μ, per-context weights) when ``problem`` is exactly "targets + expected loss", else None."""
+def separation(problem) -> tuple[np.ndarray, dict[str, float]] | str:
+    """(μ, per-context weights w_s) when ``problem`` is exactly "targets + expected loss" and so
+    separates into one transport per context; otherwise the reason it does not."""
     if problem.contexts is None:
-        return None
+        return "needs per-context mechanisms with a fixed output target"
     targets = [n for n in problem.privacy if isinstance(n, Target)]
-    others = [n for n in problem.privacy if not isinstance(n, (Target, ApproximateKnowledge))]
-    if not targets or others or any(t.free for t in targets):
-        return None
+    if not targets:
+        return "needs a fixed output target"
+    if any(not isinstance(n, (Target, ApproximateKnowledge)) for n in problem.privacy):
+        return "needs no privacy notion other than targets (and approximate knowledge)"
+    if any(t.free for t in targets):
+        return "needs a fixed target, not a free one"
     mu = targets[0].mu
     if mu.size != len(problem.outputs) or any(not np.array_equal(t.mu, mu) for t in targets):
-        return None  # different targets: let the LP report infeasibility
+        return "needs one target over the outputs (different targets: the LP reports infeasibility)"
     keys = set(problem.keys)
     for t in targets:
         if set(t.contexts) != keys or any(not np.array_equal(t.contexts[s], problem.contexts[s]) for s in keys):
-            return None
+            return "needs the target's contexts to be the problem's"
     obj = problem.objective
     if not isinstance(obj, ExpectedLoss):
-        return None
+        return f"needs an expected-loss objective, the objective is {obj.kind}"
     if set(obj.row_weights) != keys or obj.loss.shape != (len(problem.inputs), len(problem.outputs)):
-        return None
+        return "needs the objective over the same contexts and domains"
     weights = {}
     for s in problem.keys:
         lam, row = problem.contexts[s], obj.row_weights[s]
         w = float(row.sum())
         if w < 0 or not np.allclose(row, w * lam, rtol=1e-12, atol=1e-15):
-            return None  # rows weighted differently from the context's distribution: not separable
+            return f"needs each context's rows weighted by its distribution (context '{s}' is not)"
         weights[s] = w
     return mu, weights
 
@@ -117,7 +121,7 @@ def solve_targets(problem, limits=None):
     """
     from mechdesign.transport.coupling import coupling
 
-    mu, weights = _targets_problem(problem)
+    mu, weights = separation(problem)
     loss = problem.objective.loss
     start = time.perf_counter()
     raw, value, bounds = {}, 0.0, []
@@ -140,9 +144,8 @@ def solve_targets(problem, limits=None):
 
 def applies(problem) -> str | None:
     """Exactly "targets + expected loss" over the same contexts (module docstring)."""
-    if _targets_problem(problem) is None:
-        return "needs one fixed output target per context and an expected loss over the same contexts"
-    return None
+    found = separation(problem)
+    return found if isinstance(found, str) else None
 
 
 SOLVER = SpecialSolver(NAME, applies, solve_targets)

@@ -28,8 +28,3 @@ def expected_loss(problem) -> str | None:
 def metric_on_a_line(notion) -> bool:
     """Whether the d-privacy notion's points lie on a line with |x − x'| as the distance."""
     return on_a_line(notion.metric.kind, notion.domain.points)
-
-
-def first_reason(*reasons: str | None) -> str | None:
-    """The first reason that is not None (checks listed in the order they are explained)."""
-    return next((r for r in reasons if r is not None), None)

@@ -51,8 +51,6 @@ def attempt(solver: SpecialSolver, problem, limits) -> tuple[tuple[dict, dict] |
     except Exception as exc:  # noqa: BLE001 — any failure of a special route falls through
         kind = "declined" if type(exc).__name__.endswith("Declined") else f"raised {type(exc).__name__}"
         return None, {"solver": solver.name, "applies": True, "outcome": f"{kind}: {exc}"}
-    if found is None:
-        return None, {"solver": solver.name, "applies": True, "outcome": "declined"}
     return found, {"solver": solver.name, "applies": True, "outcome": "solved"}
 
 
