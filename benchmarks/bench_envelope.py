@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from pathlib import Path
 
-from mechdesign.bench import envelope
-from mechdesign.bench.common import Context, now, record, write_record
+from mechdesign.bench import DEFAULT_TIME_LIMITS, envelope, run_suite
 from mechdesign.bench.executor import make_executor
+from mechdesign.cli.limits import seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,27 +23,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=("small", "large"))
     parser.add_argument("--families", help="comma-separated: " + ", ".join(envelope.FULL_SIZES))
     parser.add_argument("--epsilons", help="comma-separated subset of " + ", ".join(map(str, envelope.EPSILONS)))
-    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds per instance (default 300)")
+    default = DEFAULT_TIME_LIMITS["envelope"]
+    parser.add_argument("--time-limit", type=seconds, default=default,
+                        help=f"seconds per instance (default {default:g})")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="benchmarks/results/envelope")
     args = parser.parse_args(argv)
     families = args.families.split(",") if args.families else None
     epsilons = [float(e) for e in args.epsilons.split(",")] if args.epsilons else None
     todo = envelope.select(envelope.grid_of(False), families, args.size, epsilons)
-    part = "-".join(x for x in (args.size, args.families and args.families.replace(",", "+")) if x)
-    suite = "envelope" + (f"-{part}" if part else "")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    part = "-".join(x for x in (args.size, args.families and args.families.replace(",", "+"),
+                                args.epsilons and "eps" + args.epsilons.replace(",", "+")) if x)
+    command = "python benchmarks/bench_envelope.py " + " ".join(sys.argv[1:] if argv is None else argv)
     with make_executor(workers=args.workers) as executor:
-        ctx = Context(suite, out, False, executor, args.time_limit,
-                      lambda label, done, total: print(f"{label}: {done}/{total}", file=sys.stderr, flush=True))
-        started, start = now(), time.perf_counter()
-        report = envelope.run(ctx, todo)
-        data = record(suite, envelope.DESCRIPTION, report,
-                      command="python benchmarks/bench_envelope.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                      quick=False, executor=executor, seconds=time.perf_counter() - start,
-                      time_limit=args.time_limit, started=started)
-    write_record(out / f"{suite}.json", data)
+        _data, report = run_suite("envelope", args.out, executor=executor, time_limit=args.time_limit,
+                                  command=command, todo=todo, label="envelope" + (f"-{part}" if part else ""),
+                                  progress=lambda label, done, total: print(f"{label}: {done}/{total}",
+                                                                            file=sys.stderr, flush=True))
     title, _cols, rows = report.table
     print(title)
     for row in rows:

@@ -95,3 +95,16 @@ def test_an_instance_past_its_time_limit_returns_a_certified_design():
                              "loss": "squared", "time_limit": 1e-4})
     assert out["status"] == "time-limit" and out["certificate_holds"]
     assert out["bound"] is not None and out["bound"] <= out["objective"]
+
+
+@pytest.mark.parametrize("family", ["points", "haversine", "graph"])
+def test_every_epsilon_and_loss_of_a_family_sees_the_same_instance(family):
+    """Time against ε compares like with like: the domain, the prior and the random loss do not
+    change with ε, and the prior does not change with the loss."""
+    def built(eps, loss):
+        return envelope.build({"family": family, "size": 8, "epsilon": eps, "prior": "dirichlet", "loss": loss})
+
+    a, b, c = built(0.1, "random"), built(4.0, "random"), built(4.0, "squared")
+    np.testing.assert_array_equal(a.privacy[0].distances(), b.privacy[0].distances())
+    np.testing.assert_array_equal(a.objective.loss, b.objective.loss)
+    np.testing.assert_array_equal(b.objective.row_weights["default"], c.objective.row_weights["default"])

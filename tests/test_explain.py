@@ -33,6 +33,7 @@ def test_ldp_is_solved_by_column_generation_and_the_rest_are_not_tried(run_cli):
     solved = names.index("HiGHS column generation")
     assert record[solved]["outcome"] == "solved"
     assert all(r["applies"] is False for r in record[:solved])
+    assert "target" in record[0]["outcome"] and "max-off-diagonal" in record[1]["outcome"]
     assert all(r["outcome"].startswith("not tried") for r in record[solved + 1:])
 
 

@@ -138,9 +138,42 @@ def test_approximate_ldp_at_huge_epsilon_is_certified_and_within_the_pure_optimu
     """(ε, δ)-LDP relaxes ε-LDP: its optimum is at most the ε-LDP one, 1/(1 + e^ε) for two
     inputs, and at least the (ε, δ) randomized response's (1 − δ)/(1 + e^ε) lower bound is
     below it; the certified value lies between the two."""
-    result = _solve(_file("warner-rr", epsilon=eps, delta=0.1))
+    problem = _file("warner-rr", epsilon=eps, delta=0.1)
+    result = _solve(problem)
     assert result.objective <= 1.0 / (1.0 + math.exp(eps)) * (1 + 1e-9)
     assert result.objective >= 0.9 / (1.0 + math.exp(eps)) * (1 - 1e-9)
+    # the optimum is (1 − δ)/(1 + e^ε) (both rows at α = β = (1 − δ)/(1 + e^ε)); at this ε it is
+    # below the gap's absolute floor (1e-6 of the objective's scale), which is all "optimal"
+    # promises there
+    floor = problem.gap_tolerance * 1e-6 * problem.objective_scale()
+    assert abs(result.objective - 0.9 / (1.0 + math.exp(eps))) <= floor
+
+
+@pytest.mark.parametrize("eps", [1.0, 20.0])
+def test_approximate_ldp_reaches_its_closed_form_optimum(eps):
+    """Two inputs, uniform prior, error probability: α + e^ε β >= 1 − δ both ways gives the
+    optimum (1 − δ)/(1 + e^ε), attained by α = β."""
+    result = _solve(_file("warner-rr", epsilon=eps, delta=0.1))
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(0.9 / (1.0 + math.exp(eps)), rel=1e-9)
+
+
+@pytest.mark.parametrize("eps", [40.0, 60.0])
+def test_metric_chains_resolve_tiny_optima_like_the_ldp_chains(eps):
+    """On the discrete metric ε·d-privacy is ε-LDP: the two formulations (the pair chains of
+    d-privacy, the column envelope of LDP) must agree even where the optimum is ~e^{-ε}, which
+    needs chain links short enough for the LP's primal tolerance."""
+    from mechdesign import Metric
+    from mechdesign.privacy.metric import MetricPrivacy
+
+    dom = Domain.from_size(4)
+    loss = np.random.default_rng(1).random((4, 4))
+    np.fill_diagonal(loss, 0.0)
+    results = [Problem(inputs=dom, privacy=[notion], solver="highs",
+                       objective=ExpectedLoss(loss, {"default": np.full(4, 0.25)})).solve()
+               for notion in (LDP(eps), MetricPrivacy(eps, Metric("discrete"), dom))]
+    assert [r.status for r in results] == ["optimal", "optimal"]
+    assert 0 < results[1].objective == pytest.approx(results[0].objective, rel=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,8 +282,12 @@ def test_column_generation_and_charnes_cooper_decline_with_a_reason(monkeypatch)
     profile = _file("categorical-chain", epsilon=0.5)
     with pytest.raises(SolverDeclined, match="scaled LP"):
         charnes_cooper.max_entry_by_scaling(profile)
-    # the general route still answers
-    assert _solve(ldp).objective == pytest.approx(1.8252717752361791, rel=1e-7)
+    # the general route still answers, with the optimum of the all-pairs LP
+    n = len(ldp.inputs)
+    sides = {x: (np.eye(n)[x], "default") for x in range(n)}
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    optimum = _ratio_lp(sides, edges, 1.0, n, ldp.objective.cost("default").ravel())
+    assert _solve(ldp).objective == pytest.approx(optimum, rel=1e-7)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -373,3 +373,17 @@ def test_haversine_points_out_of_range_are_rejected():
     with pytest.raises(ProblemError) as err:
         Metric("haversine").distances(Domain.from_points([[10.0, 20.0]]), outputs)
     assert err.value.key == "outputs.points"
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 2.0])
+def test_the_line_solver_takes_coincident_points_and_matches_the_all_pairs_lp(eps):
+    """Coincident inputs on a line (equal rows forced by d = 0) are solved by the line solver
+    over the distinct positions, with the optimum of the unreduced all-pairs LP."""
+    points = [[0.0], [0.0], [1.0], [2.5], [2.5], [2.5], [4.0]]
+    prior = np.random.default_rng(3).dirichlet(np.ones(len(points)))
+    problem = _problem(points, kind="absolute", epsilon=eps, prior=prior)
+    result = problem.solve()
+    line = next(r for r in result.solver["special_solvers"] if "line rays" in r["solver"])
+    assert line["outcome"] == "solved" and result.status == "optimal"
+    D = np.abs(np.subtract.outer(np.ravel(points), np.ravel(points)))
+    assert result.objective == pytest.approx(all_pairs_lp(_error_cost(prior), D, eps), rel=1e-7)

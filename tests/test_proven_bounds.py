@@ -15,8 +15,8 @@ from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
 from mechdesign.design.spec import load_problem
 from mechdesign.privacy import LDP, MetricPrivacy
+from mechdesign.solvers import column_generation, lazy_pairs, line_rays, ray_master
 from mechdesign.solvers import convex_route as problem_module
-from mechdesign.solvers import lazy_pairs
 from mechdesign.solvers.highs_model import quiet_model
 from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
 
@@ -68,6 +68,45 @@ def test_lazy_pairs_bound_holds_when_the_simplex_stops_early(monkeypatch, seed):
                         lambda **kw: quiet_model(**{**kw, "dual_feasibility_tolerance": 0.02}))
     found = lazy_pairs.solve_lazily(cost, (i, j, d), 1.0)
     optimum = all_pairs_design(cost, i, j, np.exp(d))
+    assert found.bound <= optimum + 1e-12
+
+
+def nearly_constant_line_costs(seed: int, n: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-spaced points whose rows of costs are constant up to a spread of 1e-9, and one entry
+    of cost 1 that sets max|C|: the optimum is about 1e-4, and the master's reduced costs fall
+    within the 1e-9·max|C| that line pricing treats as zero (yet the LP profits from them)."""
+    rng = np.random.default_rng(seed)
+    cost = rng.uniform(0.5, 1.5, n)[:, None] * 1e-5 - rng.uniform(0.0, 1e-9, (n, n))
+    cost[0, -1] = 1.0
+    return np.arange(n, dtype=float), cost
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_line_rays_bound_holds_when_reduced_costs_are_priced_as_zero(monkeypatch, seed):
+    # the reduced costs set to zero for pricing are negative by up to 1e-9 each: a bound built
+    # on the zeroed costs exceeded the optimum by 3e-11 to 2e-10 on these instances
+    points, cost = nearly_constant_line_costs(seed)
+    monkeypatch.setattr(ray_master, "quiet_model", lambda **kw: quiet_model(**{**kw, "tolerance": 1e-7}))
+    monkeypatch.setattr(line_rays, "DENSE_ENTRIES", 0)  # return the design and its bound, never decline
+    found = line_rays.solve_line(cost, points, 1.0)
+    i, j = np.nonzero(~np.eye(points.size, dtype=bool))
+    optimum = all_pairs_design(cost, i, j, np.exp(np.abs(points[i] - points[j])))
+    assert found.bound <= optimum + 1e-15
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5, 7])
+def test_column_generation_bound_holds_when_the_simplex_stops_early(monkeypatch, seed):
+    # at a dual feasibility tolerance of 0.02 the master stops at a suboptimal vertex (by up to
+    # 6e-3 on these instances), its own columns pricing out negative: Σu alone exceeds the optimum
+    rng = np.random.default_rng(seed)
+    n, eps = 8, 1.0
+    cost = rng.random((n, n)) * rng.dirichlet(np.ones(n))[:, None]
+    cost /= cost.max()
+    monkeypatch.setattr(column_generation, "quiet_model",
+                        lambda **kw: quiet_model(**{**kw, "dual_feasibility_tolerance": 0.02}))
+    found = column_generation.solve_by_columns(cost, column_generation.LDPCone(n, eps))
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    optimum = all_pairs_design(cost, i, j, np.full(i.size, np.exp(eps)))
     assert found.bound <= optimum + 1e-12
 
 
@@ -285,3 +324,39 @@ def test_dual_cone_point_is_in_the_dual_exponential_cone():
     with np.errstate(divide="ignore", invalid="ignore"):
         inside = np.where(u < 0, -u * np.exp(v / u) <= np.e * w, (u == 0) & (v >= 0) & (w >= 0))
     assert inside.all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_row_simplex_bound_is_tight_at_an_optimum_and_never_above_it(seed):
+    """min c·K over row-stochastic K (n × m) with random rows K[a, y] <= e^{ε} K[b, y]: the bound
+    that keeps the rows' simplices equals the optimum of an independent LP at exact duals, and
+    stays below it with duals from a solve at loose tolerances."""
+    from mechdesign.solvers.highs_model import INF
+    from mechdesign.solvers.lp_bound import row_simplex_bound
+
+    rng = np.random.default_rng(seed)
+    n, m, eps = 6, 5, 0.7
+    c = rng.random(n * m)
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b and rng.random() < 0.5]
+    rows = [(a * m + y, b * m + y) for a, b in pairs for y in range(m)]
+    a_ub = np.zeros((len(rows), n * m))
+    for r, (p, q) in enumerate(rows):
+        a_ub[r, p], a_ub[r, q] = 1.0, -np.exp(eps)
+    eq = np.kron(np.eye(n), np.ones(m))
+    optimum = linprog(c, A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=eq, b_eq=np.ones(n), method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}).fun
+    for tol in (1e-10, 1e-5):
+        h = quiet_model(tolerance=tol)
+        h.addCols(n * m, c, np.zeros(n * m), np.full(n * m, INF), 0, np.zeros(n * m, dtype=np.int32),
+                  np.array([], dtype=np.int32), np.array([]))
+        h.addRows(n, np.ones(n), np.ones(n), n * m, np.arange(0, n * m, m, dtype=np.int32),
+                  np.arange(n * m, dtype=np.int32), np.ones(n * m))
+        index = np.array(rows, dtype=np.int32).ravel()
+        values = np.tile([1.0, -np.exp(eps)], len(rows))
+        h.addRows(len(rows), np.full(len(rows), -INF), np.zeros(len(rows)), 2 * len(rows),
+                  np.arange(0, 2 * len(rows), 2, dtype=np.int32), index, values)
+        h.run()
+        bound = row_simplex_bound(h, n, m)
+        assert bound <= optimum + 1e-15
+        if tol == 1e-10:
+            assert bound == pytest.approx(optimum, rel=1e-8)

@@ -74,13 +74,12 @@ def test_ldp_envelope_form_matches_all_pairs_ldp():
 
 def test_huge_coefficients_are_split_into_exact_chains():
     # e^{εd} up to e^{2.5·3·√13} ≈ e^27 on this grid: HiGHS returns wrong "optimal" answers with
-    # such coefficients, so the pair is split into links of at most e^20 through auxiliary
-    # variables. The LP stays exact: a plain all-pairs LP at a small ε (where it is
-    # trustworthy) agrees, and at large ε every link coefficient stays below e^20.
+    # such coefficients, so the pair is split into links of at most e^10 through auxiliary
+    # variables (⌈27 / 10⌉ = 3 of them). The LP stays exact.
     dom = Domain.from_grid(4, 4, cell=3.0)
     metric = Metric("euclidean")
     notion = MetricPrivacy(2.5, metric, dom)
-    assert notion.segments().max() == 2
+    assert notion.segments().max() == 3
     prior = np.random.default_rng(2).dirichlet(np.ones(16))
     d = metric.distances(dom)
     result = Problem(inputs=dom, privacy=[notion], objective=ExpectedLoss(d, {"default": prior})).solve()
@@ -89,14 +88,17 @@ def test_huge_coefficients_are_split_into_exact_chains():
 
 
 def test_chain_split_gives_the_same_optimum_as_direct_constraints(monkeypatch):
-    import mechdesign.privacy.metric as metric_module
+    import importlib
+
+    link_rule = importlib.import_module("mechdesign.privacy.ldp")
 
     dom = Domain.from_grid(3, 3)
     metric = Metric("euclidean")
     prior = np.random.default_rng(4).dirichlet(np.ones(9))
     d = metric.distances(dom)
     direct = design(dom, metric, 2.2, prior).objective
-    monkeypatch.setattr(metric_module, "MAX_LOG_COEFFICIENT", 1.0)  # force chains of up to 7 links
+    monkeypatch.setattr(link_rule, "MAX_LOG_COEFFICIENT", 1.0)  # force chains of up to 7 links
+    monkeypatch.setattr(link_rule, "LINK_LOG", 1.0)
     notion = MetricPrivacy(2.2, metric, dom)
     assert notion.segments().max() >= 5
     chained = Problem(inputs=dom, privacy=[notion], objective=ExpectedLoss(d, {"default": prior})).solve()

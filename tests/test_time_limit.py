@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
@@ -24,16 +26,35 @@ def ldp_problem(k: int = 400, eps: float = 0.5, **kw) -> Problem:
                    objective=ExpectedLoss((x[:, None] - x[None, :]) ** 2, {"default": prior}), **kw)
 
 
+def ldp_optimum(cost: np.ndarray, eps: float) -> float:
+    """min Σ C K over row-stochastic K with m_y <= K[x, y] <= e^ε m_y for every x and y (ε-LDP
+    as one plain LP, no column generation), by scipy's HiGHS at tight tolerances."""
+    n, m = cost.shape
+    r, y = np.arange(n * m), np.tile(np.arange(m), n)
+    rows = np.concatenate([r, r])
+    cols = np.concatenate([r, n * m + y])
+    above = sp.csr_matrix((np.concatenate([np.ones(n * m), np.full(n * m, -np.exp(eps))]), (rows, cols)),
+                          shape=(n * m, n * m + m))  # K[x, y] − e^ε m_y <= 0
+    below = sp.csr_matrix((np.concatenate([-np.ones(n * m), np.ones(n * m)]), (rows, cols)),
+                          shape=(n * m, n * m + m))  # m_y − K[x, y] <= 0
+    sums = sp.hstack([sp.kron(sp.identity(n), np.ones((1, m))), sp.csr_matrix((n, m))])
+    lp = linprog(np.concatenate([cost.ravel(), np.zeros(m)]), A_ub=sp.vstack([above, below]),
+                 b_ub=np.zeros(2 * n * m), A_eq=sums, b_eq=np.ones(n), bounds=(0, None), method="highs",
+                 options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert lp.status == 0
+    return float(lp.fun)
+
+
 def test_column_generation_stopped_early_is_certified_with_a_valid_bound():
-    exact = ldp_problem().solve()
-    assert exact.status == "optimal"
+    problem = ldp_problem(k=80)
+    optimum = ldp_optimum(problem.objective.cost("default"), 0.5)
     seen = []
-    stopped = ldp_problem().solve(time_limit=1e-4, progress=seen.append)
+    stopped = ldp_problem(k=80).solve(time_limit=1e-4, progress=seen.append)
     assert stopped.status == "time-limit" and stopped.holds
     assert "time limit" in stopped.message
     bound = stopped.solver["bound"]
-    assert bound <= exact.objective * (1 + 1e-9)
-    assert stopped.objective >= exact.objective * (1 - 1e-9)
+    assert bound <= optimum * (1 + 1e-9)
+    assert stopped.objective >= optimum * (1 - 1e-9)
     assert stopped.solver["gap"] > 1e-6  # stopped before the proof, and says so
     assert seen and seen == stopped.solver["progress"]
     assert {"solver", "round", "value", "bound", "gap", "seconds"} <= set(seen[0])
@@ -161,3 +182,61 @@ def test_lazy_pairs_without_a_relaxed_optimum_return_the_constant_design():
     assert found.stopped and notion.level(found.matrix) == 0.0
     assert found.objective == pytest.approx(cost.sum(axis=0).min())
     assert found.bound == pytest.approx(cost.min(axis=1).sum())  # the optimum without privacy
+
+
+class _DeadlineDuringSolve(Limits):
+    """A deadline (no clock involved) that passes during master solve ``after`` + 1: from then
+    on the limits are expired and the master LP stops without an optimum, as HiGHS does at the
+    time limit it was given (``run_to_optimum`` is wrapped by the test)."""
+
+    def __init__(self, after: int):
+        super().__init__(time_limit=3600.0)
+        self.after, self.solves = after, 0
+
+    def expired(self) -> bool:
+        return self.solves > self.after
+
+
+def _ldp_costs(k: int = 30):
+    x = np.arange(k, dtype=float)
+    prior = np.random.default_rng(5).dirichlet(np.ones(k))
+    cost = prior[:, None] * (x[:, None] - x[None, :]) ** 2
+    return cost / cost.max()
+
+
+def _assert_stopped_design_is_private_with_a_valid_bound(found, cost, eps):
+    assert found.stopped
+    assert found.matrix.min() >= -1e-12
+    np.testing.assert_allclose(found.matrix.sum(axis=1), 1.0, atol=1e-9)
+    assert LDP(eps).level(np.clip(found.matrix, 0.0, None)) <= eps + 1e-9  # private as returned
+    assert found.objective == pytest.approx(float((cost * found.matrix).sum()), rel=1e-9)
+    optimum = ldp_optimum(cost, eps)
+    assert found.bound <= optimum + 1e-12
+    assert found.objective >= optimum * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("after", [0, 1, 3])
+def test_column_generation_cut_short_in_a_master_solve_returns_the_last_design(monkeypatch, after):
+    from mechdesign.solvers import column_generation
+
+    limits = _DeadlineDuringSolve(after)
+    run = column_generation.run_to_optimum
+
+    def run_until_the_deadline(h):
+        limits.solves += 1
+        return not limits.expired() and run(h)
+
+    monkeypatch.setattr(column_generation, "run_to_optimum", run_until_the_deadline)
+    cost, eps = _ldp_costs(), 0.7
+    found = column_generation.solve_by_columns(cost, column_generation.LDPCone(len(cost), eps), limits=limits)
+    assert found.rounds == after  # the rounds completed before the deadline
+    _assert_stopped_design_is_private_with_a_valid_bound(found, cost, eps)
+
+
+def test_column_generation_past_its_deadline_stops_after_one_round():
+    from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
+
+    cost, eps = _ldp_costs(), 0.7
+    found = solve_by_columns(cost, LDPCone(len(cost), eps), limits=Limits(1e-9))
+    assert found.rounds == 1  # each master solve is given at least MIN_SECONDS
+    _assert_stopped_design_is_private_with_a_valid_bound(found, cost, eps)

@@ -81,11 +81,14 @@ def load(name: str):
 def run_suite(name: str, out: str | Path = "bench-results", *, quick: bool = False,
               executor: Executor | None = None, time_limit: float | None = None,
               command: str | None = None,
-              progress: Callable[[str, int, int], None] | None = None) -> tuple[dict, Report]:
-    """Run one suite and write ``out/NAME.json``; returns (the JSON object, the Report).
+              progress: Callable[[str, int, int], None] | None = None,
+              todo: list | None = None, label: str | None = None) -> tuple[dict, Report]:
+    """Run one suite and write ``out/LABEL.json`` (LABEL: the suite's name unless given);
+    returns (the JSON object, the Report).
 
-    ``time_limit`` (seconds) bounds each isolated instance (scale, peers); default: 120 s with
-    ``quick``, else :data:`DEFAULT_TIME_LIMITS`.
+    ``time_limit`` (seconds) bounds each isolated instance (scale, peers, envelope); default:
+    120 s with ``quick``, else :data:`DEFAULT_TIME_LIMITS`. ``todo`` runs a selection of a
+    suite's instances (suites whose ``run`` takes one, e.g. the envelope's ``select``).
     """
     module = load(name)
     out = Path(out)
@@ -93,13 +96,14 @@ def run_suite(name: str, out: str | Path = "bench-results", *, quick: bool = Fal
     executor = executor or SerialExecutor()
     if time_limit is None:
         time_limit = QUICK_TIME_LIMIT if quick else DEFAULT_TIME_LIMITS.get(name)
-    ctx = Context(name, out, quick, executor, time_limit, progress)
+    label = label or name
+    ctx = Context(label, out, quick, executor, time_limit, progress)
     started = now()
     start = time.perf_counter()
-    report: Report = module.run(ctx)
+    report: Report = module.run(ctx) if todo is None else module.run(ctx, todo)
     seconds = time.perf_counter() - start
     command = command or f"mechdesign bench {name}" + (" --quick" if quick else "")
-    data = record(name, SUITES[name][1], report, command=command, quick=quick, executor=executor,
+    data = record(label, SUITES[name][1], report, command=command, quick=quick, executor=executor,
                   seconds=seconds, time_limit=time_limit, started=started)
-    write_record(out / f"{name}.json", data)
+    write_record(out / f"{label}.json", data)
     return data, report

@@ -107,7 +107,13 @@ def build(p: dict):
     from mechdesign.privacy.distp import Side
 
     family, eps = p["family"], float(p["epsilon"])
-    rng = np.random.default_rng([SEED, sum(map(ord, family)), int(1000 * eps), PRIORS.index(p["prior"])])
+    # one generator per ingredient, none seeded by ε: every ε of a family sees the same
+    # domain, the same prior of each kind and the same random loss, so time against ε compares
+    # like with like
+    family_key = [SEED, sum(map(ord, family)), int(np.prod(p["size"]))]
+    rng = np.random.default_rng([*family_key, 1 + PRIORS.index(p["prior"])])  # the prior
+    domain_rng = np.random.default_rng(family_key)
+    loss_rng = np.random.default_rng([*family_key, 0, 0])
     name = f"{family}-{p['size']}-eps{eps:g}-{p['prior']}-{p.get('loss', '')}"
     if family in ("profile", "distp"):
         if family == "profile":
@@ -128,10 +134,10 @@ def build(p: dict):
         pairs = [(Side(a, vecs[a]), Side(b, vecs[b])) for a, b in itertools.pairwise(names)]
         return Problem(inputs=dom, privacy=[DistP(eps, pairs)], objective=MaxOffDiagonal(mask, ["default"]),
                        name=name)
-    dom, metric = _domain_and_metric(family, p["size"], rng)
+    dom, metric = _domain_and_metric(family, p["size"], domain_rng)
     d = metric.distances(dom)
     loss = {"metric": lambda: d, "squared": lambda: d ** 2,
-            "random": lambda: rng.random(d.shape)}[p["loss"]]()
+            "random": lambda: loss_rng.random(d.shape)}[p["loss"]]()
     notion = LDP(eps) if family == "ldp" else MetricPrivacy(eps, metric, dom)
     return Problem(inputs=dom, privacy=[notion],
                    objective=ExpectedLoss(loss, {"default": prior(p["prior"], len(dom), rng)}), name=name)

@@ -10,7 +10,8 @@ from rich.console import Console
 from mechdesign.cli.render import plain
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
+    """A command-line number of seconds: positive and finite (argparse type)."""
     try:
         value = float(text)
     except ValueError:
@@ -21,7 +22,7 @@ def _seconds(text: str) -> float:
 
 
 def time_limit_option(parser, what: str) -> None:
-    parser.add_argument("--time-limit", type=_seconds, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=seconds, metavar="SECONDS",
                         help=f"bound {what}: when reached, the best design so far is returned, certified "
                              "private, with its proven bound and gap, and status time-limit (exit 1); "
                              "default: the problem file's [solve] time_limit, else none")

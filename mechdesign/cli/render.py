@@ -108,7 +108,8 @@ def print_explanation(result: Result, console: Console) -> None:
     if not records:
         table.add_row("special solvers", "-", "not tried: the problem names its solver")
     if not any(r["outcome"] == "solved" for r in records):
-        table.add_row(plain(s.get("name", "general convex route")), "yes", "solved by the general convex route")
+        table.add_row(plain(s.get("name", "general convex route")), "yes",
+                      plain(f"general convex route: {result.status}"))
     console.print(table)
     for step in s.get("path") or []:
         console.print(f"  path: {plain(step)}")

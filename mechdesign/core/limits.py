@@ -8,7 +8,8 @@ design, its proven bound and gap, never a hang and never an uncertified matrix.
 
 Each round an iterative solver may call :meth:`Limits.report` with its value, proven bound and
 gap; the entries are kept (the result's solver record carries them as ``progress``) and passed
-to the ``progress`` callback, which the command line uses to show the gap closing.
+to the ``progress`` callback, which the command line uses to show the gap closing. The gap is
+:func:`relative_gap`, the measure the tolerances are checked on.
 """
 
 from __future__ import annotations
@@ -63,13 +64,25 @@ class Limits:
         """Record one round of an iterative solver (value and proven bound, in its own units)."""
         gap = None
         if bound is not None and math.isfinite(value) and math.isfinite(bound):
-            gap = max(value - bound, 0.0) / max(abs(value), 1e-300)
+            # relative to |value| alone (scale 0): the solvers report in their own units and stop
+            # on this plain relative gap, so the log shows the quantity that decides their stop
+            gap = relative_gap(value, bound, scale=0.0)
         entry = {"solver": solver, "round": int(iteration), "value": float(value) * self.scale,
                  "bound": None if bound is None else float(bound) * self.scale, "gap": gap,
                  "seconds": round_seconds(self.elapsed())}
         self.history.append(entry)
         if self.progress is not None:
             self.progress(entry)
+
+
+def relative_gap(value: float, bound: float, scale: float) -> float:
+    """(value − bound) relative to |value|, or to 1e-6 of the objective's natural ``scale`` when
+    the value itself is (nearly) zero — a gap of 1e-13 on a loss of 1e-12 is no gap; scale 0
+    gives the plain relative gap. Never negative (a bound above the value closes the gap); NaN
+    when value or bound is not finite (never within a tolerance)."""
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        return math.nan
+    return float(max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300))
 
 
 def round_seconds(t: float) -> float:

@@ -12,7 +12,7 @@ import numpy as np
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
-from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit
+from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.objectives import Objective
 from mechdesign.design.result import Result
@@ -22,7 +22,6 @@ from mechdesign.solvers import (
     highs_model,  # noqa: F401  (silences the HiGHS banner before any solve)
     special_solvers,
 )
-from mechdesign.solvers.contexts import relative_gap
 from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from mechdesign.solvers.registry import run_special_solvers
 
@@ -92,10 +91,18 @@ class Problem:
         if prior is not None:  # a single mechanism's row weights are the prior
             check_prior(prior, n, f"objective.row_weights[{DEFAULT}]")
         for i, notion in enumerate(self.privacy):
-            missing = [k for k in notion.keys(self.keys) if k not in self.keys]
-            if missing:
-                raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}; "
-                                   f"expected among {self.keys}", key=f"privacy[{i}]")
+            self._notion_keys(notion, i)
+
+    def _notion_keys(self, notion: Notion, index: int) -> list[str]:
+        """The mechanism keys ``notion`` constrains; ProblemError when it names one the problem
+        does not have (checked at construction and again at compile: ``privacy`` is a list a
+        caller may extend)."""
+        keys = notion.keys(self.keys)
+        missing = [k for k in keys if k not in self.keys]
+        if missing:
+            raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}; "
+                               f"expected among {self.keys}", key=f"privacy[{index}]")
+        return keys
 
     @property
     def keys(self) -> list[str]:
@@ -119,13 +126,8 @@ class Problem:
         n, m = len(self.inputs), len(self.outputs)
         K = {k: cp.Variable((n, m), nonneg=True, name=f"K[{k}]") for k in self.keys}
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
-        for notion in self.privacy:
-            keys = notion.keys(self.keys)
-            missing = [k for k in keys if k not in K]
-            if missing:
-                raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}",
-                                   key="privacy")
-            constraints += notion.constraints({k: K[k] for k in keys})
+        for i, notion in enumerate(self.privacy):
+            constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)})
         scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
@@ -156,6 +158,7 @@ class Problem:
                 return self.finish(*found, limits)
         program = self.compile(scaled=True)
         raw, info = run_solver(program, chosen, verbose, limits)
+        info["relaxed"] = any(n.relaxed for n in self.privacy)
         if attempts:
             info["special_solvers"] = attempts
         return self.finish(raw, info, limits)
@@ -218,7 +221,7 @@ class Problem:
             return Result(self.name, status, self.objective.kind, None, {}, [], info, message=message)
         mechs, audits, notes = certify(self.privacy, raw)
         value = self.objective.value(mechs)
-        info["relaxed"] = any(n.relaxed for n in self.privacy)
+        info.setdefault("relaxed", False)  # the general route says when its program was one
         info.update(notes)
         status, message = self._judge(status, value, info, self._bound(info, lp, value), audits)
         result = Result(
@@ -260,6 +263,11 @@ class Problem:
             info["bound_proven"] = claimed
             if not claimed:
                 info.setdefault("bound_kind", "the solver's reported bound (not proven)")
+                if relative_gap(bound, value, self.objective_scale()) > self.gap_tolerance:
+                    # above the certified value by more than the tolerance: the solver's number
+                    # is not a lower bound at all, and a gap of 0 measured on it proves nothing
+                    info["gap"] = float("nan")
+                    info["bound_kind"] = "the solver's reported bound, above the certified value (not a bound)"
         return False
 
     def _judge(self, status: str, value: float, info: dict, needs_proof: bool, audits) -> tuple[str, str]:
@@ -285,8 +293,12 @@ class Problem:
         if gap is None:
             return "failed", "the mechanism is certified private but no lower bound on the optimum was reported"
         if not (np.isfinite(gap) and gap <= self.gap_tolerance):
-            return "failed", (f"the mechanism is certified private but its optimality gap {gap:.3g} "
-                              f"exceeds the tolerance {self.gap_tolerance:g}")
+            shown = f"its optimality gap {gap:.3g} exceeds" if np.isfinite(gap) else "no gap is within"
+            return "failed", f"the mechanism is certified private but {shown} the tolerance {self.gap_tolerance:g}"
+        if not info.get("bound_proven"):
+            proven = info.get("proven_bound")
+            return status, ("the gap is measured on the solver's reported bound, which could not be proven"
+                            + (f" (the proven bound is {proven:.10g})" if proven is not None else ""))
         return status, ""
 
     def _data_independent(self, info: dict, message: str, status: str = "failed") -> Result:
@@ -322,9 +334,5 @@ def check_prior(value, n: int, key: str) -> np.ndarray:
 
 
 def privacy_note(notions: Sequence[Notion]) -> str:
-    """A note for the record when nothing is private: no notion, or every ε infinite."""
-    if not notions:
-        return "none: no privacy constraint"
-    if all(np.isinf(getattr(n, "epsilon", 0.0) or 0.0) for n in notions):
-        return "none: every privacy level is infinite (ε = ∞)"
-    return ""
+    """A note for the record when nothing is private (no notion; every ε is finite)."""
+    return "" if notions else "none: no privacy constraint"

@@ -15,26 +15,27 @@ from mechdesign.core.audit_record import Audit, jsonable
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
 
-STATUSES = ("optimal", "infeasible", "unbounded", "failed")
-
 
 @dataclass
 class Result:
     """What a solve returns: status, objective, mechanisms, certificate and solver statistics.
 
     ``status`` is ``optimal`` only when every certificate line holds on the returned matrices,
-    the objective and the lower bound are finite and the relative gap is within tolerance;
-    ``infeasible`` only with a Farkas certificate checked on the data; ``failed`` otherwise
-    (after a solver failure the certified data-independent design is returned, marked so).
+    the objective and the lower bound are finite and the relative gap is within tolerance (a
+    bound that is not proven is said so in ``message``); ``time-limit`` when the limit was
+    reached first (the best design so far, certified, with its proven gap); ``infeasible``
+    only with a Farkas certificate checked on the data; ``failed`` otherwise (after a solver
+    failure the certified data-independent design is returned, marked so).
 
     ``solver`` records, besides names and times: ``bound`` (a lower bound on the optimum, None
     when none could be proven), ``bound_proven`` (True when the bound holds in exact arithmetic
     on the program's data, derived from the solver's duals; False when it is a solver's own
     claim, named in ``bound_kind`` — a conic solver's dual objective where the proven bound,
     then given as ``proven_bound``, is not within tolerance), ``gap`` ((objective − bound) /
-    |objective|, absent without a bound), ``special_solvers`` (what each structured solver did: solved, declined,
-    or the exception it raised), ``privacy`` (present only when nothing is private: no notion,
-    or ε = ∞) and, after a solver failure, ``fallback``.
+    |objective|, absent without a bound), ``special_solvers`` (per special solver in order:
+    whether it applied, why not, and what it did), ``relaxed`` (the general route's program
+    left constraints to the repair step), ``privacy`` (present only when there is no privacy
+    notion) and, after a solver failure, ``fallback``.
     """
 
     problem: str

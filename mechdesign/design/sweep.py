@@ -254,6 +254,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
                     n.parametric = True
                     n.set_epsilon(e)  # updates this program's Parameters only
                 raw, info = run_solver(program, problem.solver, limits=limits)
+                info["relaxed"] = any(n.relaxed for n in problem.privacy)
                 cache = getattr(program.problem, "_cache", None)
                 if cache is not None and cache.param_prog is not None:
                     canon.add(id(cache.param_prog))

@@ -38,9 +38,6 @@ class Notion:
     name: ClassVar[str] = "notion"
     #: True when every constraint is linear (the problem stays an LP)
     linear: ClassVar[bool] = True
-    #: True for pure ratio notions (δ = 0): a zero next to a non-zero is an infinite level
-    pure: ClassVar[bool] = False
-
     def constraints(self, K: Mapping[str, Any]) -> list:
         raise NotImplementedError
 
@@ -55,7 +52,8 @@ class Notion:
         """The mechanism keys this notion constrains (default: all of them)."""
         return list(available)
 
-    #: True when the compiled program is a relaxation (constraints left to the repair step)
+    #: True when the compiled program is a relaxation (constraints left to the repair step; the
+    #: LP value is then only a lower bound, and the certified value is the result)
     relaxed: bool = False
 
     #: When True, ε-dependent coefficients are compiled as cvxpy Parameters so that a sweep
@@ -77,8 +75,7 @@ class Notion:
     def structure(self):
         """What fixes the shape of the compiled program at the current ε (hashable; None when
         the shape does not depend on ε). Sweeps compile once per distinct structure."""
-        lp = getattr(self, "_lp", None)
-        return None if lp is None else np.asarray(lp, dtype=bool).tobytes()
+        return None
 
     def set_epsilon(self, epsilon: float) -> None:
         """Change ε in place, updating compiled Parameters (used by sweeps)."""

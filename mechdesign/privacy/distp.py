@@ -66,10 +66,6 @@ class DistP(Notion):
             raise ProblemError("needs at least one pair of distributions", key="pairs")
         self.pairs = [(a, b) for a, b in pairs]
 
-    @property
-    def pure(self) -> bool:  # type: ignore[override]
-        return self.delta == 0
-
     def pair_scales(self) -> np.ndarray:
         """Per pair, the factor on ε (1 here; the distance W(λ, λ') for XDistP)."""
         return np.ones(len(self.pairs))
@@ -148,9 +144,6 @@ class DistP(Notion):
         does this and records it.
         """
         eps = self.pair_epsilons()
-        divergence = getattr(self, "divergence", None)
-        if divergence is not None and divergence.name != "max":
-            return mechs
         if not mechs or not np.any(eps > MAX_LOG_COEFFICIENT):
             return mechs
         allowed = self.delta if self.delta > 0 else eps

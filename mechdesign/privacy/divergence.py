@@ -108,10 +108,6 @@ class DivergenceDP(Notion):
         """An LP for linear divergences, and for any divergence when every bound is 0."""
         return self.divergence.linear or not np.any(self.epsilon * self.scales() > 0)
 
-    @property
-    def pure(self) -> bool:  # type: ignore[override]
-        return self.divergence.name == "max" and self.delta == 0
-
     def scales(self) -> np.ndarray:
         """Per directed pair, the factor on ε (1 here; d(x, x') for XDP)."""
         return np.ones(self.i.size)
@@ -289,10 +285,6 @@ class DivergenceDistP(DistP):
         return tuple(not bool(bound >= float(np.max(div.value(p.distribution, q.distribution))))
                      for p, q in ((a, b), (b, a)))
 
-    @property
-    def pure(self) -> bool:  # type: ignore[override]
-        return self.divergence.name == "max" and self.delta == 0
-
     def structure(self):
         if self.divergence.name == "max":
             return super().structure()
@@ -329,6 +321,11 @@ class DivergenceDistP(DistP):
         if self.delta > 0:
             req["delta"] = self.delta
         return req
+
+    def repair(self, mechs):
+        """D∞ only (:meth:`DistP.repair`, the exact mixing weight); the other divergences are
+        left to the certificate's mixing step."""
+        return super().repair(mechs) if self.divergence.name == "max" else mechs
 
     def audit(self, mechs):
         levels = self.levels(mechs)

@@ -28,7 +28,8 @@ from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.metrics import Metric, on_a_line
-from mechdesign.privacy.base import MAX_LOG_COEFFICIENT, Notion, check_epsilon
+from mechdesign.privacy.base import Notion, check_epsilon
+from mechdesign.privacy.ldp import links
 
 if TYPE_CHECKING:
     from mechdesign.privacy.declarations import Declarations
@@ -55,12 +56,16 @@ class MetricPrivacy(Notion):
     above FLOAT_EXPONENT are left out (module docstring). A pair whose coefficient e^{εd} would
     exceed e^20 (HiGHS returns wrong "optimal" answers with such coefficients) is split exactly
     into a chain through k − 1 auxiliary columns,
-    K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} <= e^20, so the LP stays exact
+    K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} (links of e^10 once e^{εd} passes e^20), so the LP stays exact
     and well scaled.
     """
 
     name = "metric"
-    pure = True
+
+    @property
+    def relaxed(self) -> bool:  # type: ignore[override]
+        """Whether pairs were left out of the program (ε·d beyond FLOAT_EXPONENT)."""
+        return bool(np.any(self.segments() == 0))
 
     def __init__(self, epsilon: float, metric: Metric, domain: Domain):
         self.epsilon = check_epsilon(epsilon)
@@ -69,11 +74,11 @@ class MetricPrivacy(Notion):
         self.i, self.j, self.d = metric.privacy_pairs(domain)
 
     def segments(self) -> np.ndarray:
-        """Per pair, the number k of chain links so that each coefficient is at most e^20; 0 for
-        the pairs left out because ε·d exceeds FLOAT_EXPONENT."""
+        """Per pair, the number k of chain links (:func:`mechdesign.privacy.ldp.links`, the rule
+        every notion's chains follow); 0 for the pairs left out because ε·d exceeds
+        FLOAT_EXPONENT."""
         exponent = self.epsilon * self.d
-        links = np.maximum(1, np.ceil(exponent / MAX_LOG_COEFFICIENT - 1e-12))
-        return np.where(exponent > FLOAT_EXPONENT, 0, links).astype(int)
+        return np.where(exponent > FLOAT_EXPONENT, 0, links(exponent)).astype(int)
 
     def structure(self):
         return self.segments().tobytes()
@@ -89,9 +94,9 @@ class MetricPrivacy(Notion):
 
     def constraints(self, K):
         out = []
-        links = self.segments()
-        for k in np.unique(links[links > 0]):
-            sel = links == k
+        counts = self.segments()
+        for k in np.unique(counts[counts > 0]):
+            sel = counts == k
             i, j, d = self.i[sel], self.j[sel], self.d[sel] / k
             c = self._scale(f"exp_epsilon_d_{k}", d)
             for var in K.values():

@@ -53,10 +53,10 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from mechdesign.core.limits import relative_gap
 from mechdesign.core.objectives import MaxOffDiagonal
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
 from mechdesign.privacy.ldp import links
-from mechdesign.solvers.contexts import relative_gap
 from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
 from mechdesign.solvers.registry import SpecialSolver
 
@@ -327,7 +327,7 @@ def bound_from_multipliers(program: ScaledProgram, pi: np.ndarray) -> float:
     correctly, so 8u·(Σ |minima| + 1 + Σ w) covers the remaining round-off (IEEE-754 double,
     round to nearest; 1e-300 for underflow). t* >= 0 always (masked entries are >= 0).
     """
-    n, m = program.shape
+    m = program.shape[1]
     g = _entry_coefficients(program, np.asarray(pi, dtype=float).reshape(-1, m))
     if not np.all(np.isfinite(g)):
         return 0.0
@@ -346,21 +346,11 @@ def proven_bound(program: ScaledProgram, row_dual: np.ndarray, t: float) -> floa
     return bound_from_multipliers(program, pair_multipliers(program, row_dual, t))
 
 
-def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions,
-                    reasons: list[str] | None = None):
+def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions):
     """(raw matrices by key, t*, proven lower bound on t*, seconds spent building the LP) of
-    min max masked entry under the pure DistP ``notions``, or None when the scaled LP fails (the
-    caller then takes the general route; the reason is appended to ``reasons`` when given)."""
-    try:
-        return _max_entry(keys, mask_keys, mask, notions)
-    except SolverDeclined as exc:
-        if reasons is not None:
-            reasons.append(exc.reason)
-        return None
-
-
-def _max_entry(keys, mask_keys, mask, notions):
-    """:func:`solve_max_entry`, raising :class:`SolverDeclined` on HiGHS trouble."""
+    min max masked entry under the pure DistP ``notions``; raises :class:`SolverDeclined` when
+    HiGHS rejects the scaled LP or ends it without an optimum (the problem then takes the
+    general route)."""
     start = time.perf_counter()
     program = ScaledProgram(keys, mask_keys, mask, notions)
     built = time.perf_counter() - start
@@ -403,15 +393,9 @@ def max_entry_by_scaling(problem, limits=None):
     and the problem goes on to the general route."""
     objective, notions, keys = problem.objective, problem.privacy, problem.keys
     start = time.perf_counter()
-    reasons: list[str] = []
-    found = solve_max_entry(keys, set(objective.keys), objective.mask, notions, reasons)
-    if found is not None:
-        raw, t, bound, built = found
-        if relative_gap(t, bound, problem.objective_scale()) > problem.gap_tolerance / 2:
-            reasons.append(f"the duals prove only {bound!r} against the LP's {t!r}")
-            found = None
-    if found is None:
-        raise SolverDeclined("; ".join(reasons) or "no proven optimum")
+    raw, t, bound, built = solve_max_entry(keys, set(objective.keys), objective.mask, notions)
+    if relative_gap(t, bound, problem.objective_scale()) > problem.gap_tolerance / 2:
+        raise SolverDeclined(f"the duals prove only {bound!r} against the LP's {t!r}")
     return raw, {"status": "optimal", "name": NAME,
                  "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built,
                  "objective": bound, "bound_proven": True}

@@ -12,7 +12,9 @@ columns (HiGHS through highspy, built with scipy.sparse), then pricing of every 
 with the master's row duals u: column y can improve the master iff min_{v ∈ cone} Σ_x (C[x,y] −
 u_x) v_x < 0, which for the LDP cone is Σ_x min(a_x, e^ε a_x) with a = C[:, y] − u (the best
 staircase puts e^ε exactly where a_x < 0). When no column prices out, (u, 0) is dual feasible for
-the full LP, so the master optimum is the full optimum and Σ_x u_x is its dual bound.
+the full LP, so the master optimum is the full optimum. The bound reported is the Lagrangian
+bound of u, Σ_x u_x plus the negative prices of every output (:func:`dual_bound`): valid for any
+u, so it does not rest on the master's duals being feasible beyond HiGHS's tolerance.
 
 The LDP block uses the form K[x, y] = m_y + z_xy with 0 <= z_xy <= (e^ε − 1) m_y: one row per
 entry instead of two, which halves the master (measured 10× faster than the m_y <= K <= e^ε m_y
@@ -26,13 +28,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
 from mechdesign.core.limits import Limits
 from mechdesign.privacy.ldp import LDP, links
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
+from mechdesign.solvers.highs_model import (
+    INF,
+    SolverDeclined,
+    checked,
+    give_time,
+    quiet_model,
+    run_to_optimum,
+)
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
 from mechdesign.solvers.registry import SpecialSolver
 
@@ -93,6 +103,80 @@ class LDPCone:
         return a.sum(axis=0) + extra
 
 
+class ColumnMaster:
+    """The restricted master LP over the chosen output columns, in highspy: the |X| row-sum rows
+    and, per chosen output y, the cone's variables (entering the row sums through
+    :meth:`LDPCone.incidence`) and its block of rows."""
+
+    def __init__(self, cost: np.ndarray, cone: LDPCone):
+        n = cost.shape[0]
+        self.cost, self.n = cost, n
+        self.h = quiet_model()
+        empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
+        checked(self.h.addRows(n, np.ones(n), np.ones(n), 0, empty_i, empty_i, empty_f), "the row-sum rows")
+        self.block, self.lo, self.hi = cone.block()
+        self.incidence = cone.incidence().tocsc()
+        self.width, self.upper = cone.width, cone.upper()
+        self.chosen: list[int] = []
+
+    def add(self, columns: list[int]) -> None:
+        """The cone's variables and rows for each output in ``columns``."""
+        h, b, width = self.h, len(columns), self.width
+        first_col = h.getNumCol()
+        costs = np.concatenate([self.incidence.T @ self.cost[:, y] for y in columns])
+        inc = sp.hstack([self.incidence] * b, format="csc")  # every block sums into the same n rows
+        checked(h.addCols(b * width, costs, np.zeros(b * width), np.tile(self.upper, b), inc.nnz,
+                          inc.indptr[:-1].astype(np.int32), inc.indices.astype(np.int32), inc.data),
+                "a master-problem update (columns)")
+        rows = sp.block_diag([self.block] * b, format="csr")
+        rows = sp.hstack([sp.csr_matrix((rows.shape[0], first_col)), rows], format="csr")
+        checked(h.addRows(rows.shape[0], np.tile(self.lo, b), np.tile(self.hi, b), rows.nnz,
+                          rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data),
+                "a master-problem update (rows)")
+        self.chosen.extend(columns)
+
+    def solve(self, limits: Limits | None) -> float | None:
+        """The master's optimal value, within the time the ``limits`` leave; None when HiGHS
+        ends without an optimum."""
+        give_time(self.h, limits)
+        if not run_to_optimum(self.h):
+            return None
+        return self.h.getInfo().objective_function_value
+
+    def timed_out(self) -> bool:
+        """Whether the last solve stopped at the time limit it was given."""
+        return self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+
+    def duals(self) -> np.ndarray:
+        """The row-sum rows' duals u."""
+        return np.asarray(self.h.getSolution().row_dual)[:self.n]
+
+    def used(self, last: int) -> int:
+        """How many of the ``last`` columns added carry mass in the solution."""
+        blocks = np.asarray(self.h.getSolution().col_value).reshape(-1, self.width)[-last:]
+        # a column's mass Σ_x K[x, y] = Σ_x z_x + n m (m alone is 0 at huge ε: e^{−ε} is below
+        # the tolerance, and the batch would never grow)
+        return int(np.count_nonzero(blocks[:, :self.n].sum(axis=1) + self.n * blocks[:, -1] > 0))
+
+    def matrix(self) -> np.ndarray:
+        """K of the last solve: K[:, y] = R v_y over the chosen outputs, zero elsewhere."""
+        solution = np.asarray(self.h.getSolution().col_value)
+        matrix = np.zeros(self.cost.shape)
+        for t, y in enumerate(self.chosen):
+            matrix[:, y] = self.incidence @ solution[t * self.width:(t + 1) * self.width]
+        return matrix
+
+
+def dual_bound(u: np.ndarray, priced: np.ndarray) -> float:
+    """Σ_x u_x + Σ_y min(0, p_y) with p = :meth:`LDPCone.price` (C − u) over every output y: a
+    lower bound on the design LP for any u. Σ C K = Σ u + Σ_y (C_y − u)·K_y, and each column
+    K_y = m_y·s_y with s_y a staircase of min entry 1 and 0 <= m_y <= 1 (an entry of a
+    row-stochastic K), so its term is m_y·(C_y − u)·s_y >= min(0, p_y). Every output counts,
+    those in the master too: the master's optimality makes their reduced costs non-negative only
+    up to HiGHS's dual feasibility tolerance."""
+    return float(u.sum() + np.minimum(priced, 0.0).sum())
+
+
 def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
                      max_rounds: int = 10_000, initial: list[int] | None = None,
                      limits: Limits | None = None) -> ContextSolution:
@@ -106,75 +190,54 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     uses few outputs), and every column costs |X| + 1 variables and |X| rows in every later
     master, so a fixed large batch makes every later master large.
 
-    Raises :class:`SolverDeclined` (with the reason) if HiGHS rejects a master update, does
-    not reach optimality on a master or the round limit passes without a proof.
+    Each master solve gets the time ``limits`` leave; when they expire between rounds, or a
+    master ends without an optimum once they have, the design of the last solved master (the
+    constant design before the first) is returned with the best bound proven so far and
+    ``stopped=True``. Raises :class:`SolverDeclined` (with the reason) if HiGHS rejects a master
+    update, does not reach optimality on a master otherwise, or the round limit passes without
+    a proof.
     """
     n, m = cost.shape
-    h = quiet_model()
-    empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
-    checked(h.addRows(n, np.ones(n), np.ones(n), 0, empty_i, empty_i, empty_f), "the row-sum rows")
-    block, lo, hi = cone.block()
-    incidence = cone.incidence().tocsc()
-    width, upper = cone.width, cone.upper()
-    chosen: list[int] = []
-
-    def add(columns: list[int]) -> None:
-        b = len(columns)
-        first_col = h.getNumCol()
-        costs = np.concatenate([incidence.T @ cost[:, y] for y in columns])
-        inc = sp.hstack([incidence] * b, format="csc")  # every block sums into the same n rows
-        checked(h.addCols(b * width, costs, np.zeros(b * width), np.tile(upper, b), inc.nnz,
-                          inc.indptr[:-1].astype(np.int32), inc.indices.astype(np.int32), inc.data),
-                "a master-problem update (columns)")
-        rows = sp.block_diag([block] * b, format="csr")
-        rows = sp.hstack([sp.csr_matrix((rows.shape[0], first_col)), rows], format="csr")
-        checked(h.addRows(rows.shape[0], np.tile(lo, b), np.tile(hi, b), rows.nnz,
-                          rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32), rows.data),
-                "a master-problem update (rows)")
-        chosen.extend(columns)
-
-    first = [int(np.argmin(cost.sum(axis=0)))]  # one constant column: a feasible start
-    add(first + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first[0]])
+    master = ColumnMaster(cost, cone)
+    first = int(np.argmin(cost.sum(axis=0)))  # one constant column: a feasible start
+    master.add([first] + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first])
+    timed = limits is not None and limits.time_limit is not None
+    last = np.zeros((n, m))  # the design to return when a deadline cuts a master solve short
+    last[:, first] = 1.0
+    value = float(cost[:, first].sum())
+    bound = float(cost.min(axis=1).sum())  # the optimum without privacy
     rounds, added, stopped = 0, 0, False
     while rounds < max_rounds:
         rounds += 1
-        if not run_to_optimum(h):
-            raise SolverDeclined(f"a master LP ended {h.modelStatusToString(h.getModelStatus())}")
-        value = h.getInfo().objective_function_value
+        solved = master.solve(limits)
+        if solved is None:
+            if timed and (limits.expired() or master.timed_out()):  # cut short: the last design
+                return ContextSolution(last, value, min(bound, value), rounds - 1, len(master.chosen), True)
+            raise SolverDeclined(f"a master LP ended {master.h.modelStatusToString(master.h.getModelStatus())}")
+        value = solved
         if added:  # adapt the batch to how many of the last columns the master uses
-            blocks = np.asarray(h.getSolution().col_value).reshape(-1, width)[-added:]
-            # a column's mass Σ_x K[x, y] = Σ_x z_x + n m (m alone is 0 at huge ε: e^{−ε} is
-            # below the tolerance, and the batch would never grow)
-            used = int(np.count_nonzero(blocks[:, :n].sum(axis=1) + n * blocks[:, -1] > 0))
+            used = master.used(added)
             batch = 2 * batch if used == added else max(1, batch // 2) if 2 * used < added else batch
-        u = np.asarray(h.getSolution().row_dual)[:n]
-        missing = np.setdiff1d(np.arange(m), chosen)
-        if missing.size == 0:
-            bound = float(u.sum())
-            break
-        priced = cone.price(cost[:, missing] - u[:, None])
-        improving = np.flatnonzero(priced < -tol * max(1.0, abs(value)))
+        if timed:
+            last = master.matrix()
+        u = master.duals()
+        priced = cone.price(cost - u[:, None])  # every output: the bound needs them all
+        bound = max(bound, dual_bound(u, priced))
+        missing = np.setdiff1d(np.arange(m), master.chosen)  # the candidates to add
+        improving = missing[priced[missing] < -tol * max(1.0, abs(value))]
         if improving.size == 0:
-            # rigorous dual bound: every column is m_y·(staircase) with m_y <= 1
-            bound = float(u.sum() + np.minimum(priced, 0.0).sum())
             break
         if limits is not None:
-            # the same Lagrangian bound holds in every round (K <= 1 caps each column's m_y)
-            bound = float(u.sum() + np.minimum(priced, 0.0).sum())
             limits.report(NAME, rounds, value, bound)
             if limits.expired():
                 stopped = True
                 break
         best = improving[np.argsort(priced[improving])[:batch]]
-        add([int(missing[i]) for i in best])
+        master.add([int(y) for y in best])
         added = best.size
     else:  # no proof of optimality within the round limit: use the full LP
         raise SolverDeclined(f"no proof of optimality within {max_rounds} rounds")
-    solution = np.asarray(h.getSolution().col_value)
-    matrix = np.zeros((n, m))
-    for t, y in enumerate(chosen):
-        matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
-    return ContextSolution(matrix, value, min(bound, value), rounds, len(chosen), stopped)
+    return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.chosen), stopped)
 
 
 NAME = "HiGHS column generation"

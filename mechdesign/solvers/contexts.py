@@ -1,9 +1,10 @@
 """What the special solvers that work context by context share: one mechanism per context, with
 its objective and proven bound (:class:`ContextSolution`), assembled into the (raw, info) a
-solve returns (:func:`solve_contexts`), and the relative gap the tolerances are checked on."""
+solve returns (:func:`solve_contexts`)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign.core.limits import TIME_LIMIT, Limits
+
+#: the unit round-off u of IEEE-754 double precision (round to nearest)
+UNIT_ROUNDOFF = np.finfo(float).eps / 2
 
 
 @dataclass
@@ -37,33 +41,53 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
 
     The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
     before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
-    and the summed bounds are scaled back. Every ``solve_one`` in this package returns a bound
-    its duals prove, so the record says ``"bound_proven": True``. When any context stopped at
-    the time limit (``ContextSolution.stopped``), the status is "time-limit"."""
+    and the summed bounds are scaled back, rounded down (:func:`proven_total`); never below the
+    optimum without privacy, Σ_x min_y C[x, y] (so 0 for non-negative losses). Every
+    ``solve_one`` in this package returns a bound its duals prove, so the record says
+    ``"bound_proven": True``. When any context stopped at the time limit
+    (``ContextSolution.stopped``), the status is "time-limit"."""
     start = time.perf_counter()
     scale = problem.objective.magnitude()
     if limits is not None:
         limits.scale = scale
-    raw, bound, rounds, columns, stopped = {}, 0.0, 0, 0, False
+    raw, bounds, floors, rounds, columns, stopped = {}, [], [], 0, 0, False
     for key in problem.keys:
-        found = solve_one(key, problem.objective.cost(key) / scale)
+        original = problem.objective.cost(key)
+        floors.append(math.fsum(original.min(axis=1)) if original.size else 0.0)
+        cost = original / scale
+        found = solve_one(key, cost)
         raw[key] = found.matrix
-        bound += found.bound
+        bounds += [found.bound, -scaling_error(cost)]
         rounds += found.rounds
         columns += found.columns
         stopped = stopped or found.stopped
     info = {"status": TIME_LIMIT if stopped else "optimal", "name": name, "compile_seconds": build_seconds,
-            "solve_seconds": time.perf_counter() - start, "objective": bound * scale,
+            "solve_seconds": time.perf_counter() - start,
+            "objective": max(proven_total(bounds, scale), proven_total(floors, 1.0)),
             "bound_proven": True, "rounds": rounds, "columns": columns}
     if limits is not None and limits.history:
         info["progress"] = list(limits.history)
     return raw, info
 
 
-def relative_gap(value: float, bound: float, scale: float) -> float:
-    """(value − bound) relative to |value|, or to 1e-6 of the objective's natural scale when the
-    value itself is (nearly) zero — a gap of 1e-13 on a loss of 1e-12 is no gap. NaN when
-    value or bound is not finite (never within a tolerance)."""
-    if not (np.isfinite(value) and np.isfinite(bound)):
-        return float("nan")
-    return float(max(value - bound, 0.0) / max(abs(value), 1e-6 * abs(scale), 1e-300))
+def scaling_error(scaled: np.ndarray) -> float:
+    """A bound on how far the optimum over row-stochastic K of Σ C K / s lies from that of
+    Σ fl(C/s) K, for the rounded costs ``scaled`` = fl(C/s) a solver saw: each entry is off by
+    at most u|C/s| <= u/(1 − u)·|fl(C/s)|, and K >= 0 with rows summing to 1 weighs each row's
+    errors by a convex combination, so the optimum moves by at most Σ_x max_y of them; 2u
+    covers u/(1 − u) and the round-off of the sum."""
+    if scaled.size == 0:
+        return 0.0
+    return 2 * UNIT_ROUNDOFF * math.fsum(np.abs(scaled).max(axis=1))
+
+
+def proven_total(terms: list[float], scale: float) -> float:
+    """scale·Σ terms rounded down: a lower bound, in exact arithmetic, on the sum of the
+    per-context lower bounds ``terms`` times ``scale``. math.fsum rounds the sum correctly
+    (error at most u|Σ|, u the unit round-off), so subtracting 2u·Σ|terms| (the sum of
+    magnitudes is itself rounded correctly) covers it and the subtraction's own rounding; the
+    product with ``scale`` rounds once more, by at most u of its magnitude, and 2u of it is
+    subtracted likewise."""
+    total = math.fsum(terms) - 2 * UNIT_ROUNDOFF * math.fsum(abs(t) for t in terms)
+    scaled = total * scale
+    return scaled - 2 * UNIT_ROUNDOFF * abs(scaled)

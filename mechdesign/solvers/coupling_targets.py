@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
+from mechdesign.core.limits import relative_gap
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.target import ApproximateKnowledge, Target
-from mechdesign.solvers.contexts import relative_gap
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.transport.coupling_kernel import dense, mechanism_from_coupling

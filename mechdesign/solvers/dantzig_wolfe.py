@@ -15,23 +15,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
-from mechdesign.solvers.contexts import ContextSolution, relative_gap, solve_contexts
-from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
-from mechdesign.solvers.line_rays import LinePricing, metric_line_by_rays, solve_line  # noqa: F401  (registered first)
-from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
-from mechdesign.solvers.ray_master import (  # noqa: F401
-    ACCEPT_GAP,
+from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.highs_model import (
+    INF,
+    SolverDeclined,
+    give_time,
+    quiet_model,
+    run_to_optimum,
+)
+from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
+from mechdesign.solvers.predicates import (
+    GENERAL_MIN_INPUTS,
+    LAZY_MAX_ENTRIES,
+    expected_loss,
+    metric_on_a_line,
+    one_notion_of,
+)
+from mechdesign.solvers.ray_master import (
     CHAIN_MAX_EXPONENT,
-    DENSE_ENTRIES,
-    TRUNCATE,
     RayMaster,
     capped_sum,
-    give_time,
     peak_cap,
     polished_box_minimum,
-    proven_box_minimum,
     radius,
 )
 from mechdesign.solvers.registry import SpecialSolver
@@ -61,8 +69,8 @@ class ConePricing:
     previous basis). S starts with the pairs closest together and grows by the pairs that priced
     rays violate; since fewer pairs make a larger cone, every value is a lower bound on the
     exact box minimum. The value reported is not the solver's objective but the bound its row
-    duals prove (:func:`proven_box_minimum`), so the Lagrangian bound Σu + Σ_y min(0, value_y)
-    is rigorous throughout.
+    duals prove (:func:`~mechdesign.solvers.ray_master.proven_box_minimum`), so the Lagrangian
+    bound Σu + Σ_y min(0, value_y) is rigorous throughout.
 
     A pair with εd above PRICING_MAX_EXPONENT = c enters as a chain v_x <= e^{εd/k} t_1,
     t_1 <= e^{εd/k} t_2, …, t_{k−1} <= e^{εd/k} v_x' with k = ⌈εd/c⌉ and auxiliary entries
@@ -293,7 +301,7 @@ def _pricer(cost, distances, pairs, epsilon, symmetry: Symmetry, gap: float) -> 
 
 def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                  epsilon: float, *, gap: float = 1e-9, max_rounds: int = 1000, symmetry: Symmetry | None = None,
-                 progress=None, limits=None, stall: int | None = None) -> ContextSolution:
+                 limits=None, stall: int | None = None) -> ContextSolution:
     """ε·d-private design for any metric by rays: peaked rays e^{−εd(·,z)} seed the master, box-
     normalised cone pricing (:class:`ConePricing`) adds rays until the Lagrangian bound is within
     ``gap`` (relative) of the master value. Rays are closed under the exact envelope before they
@@ -301,11 +309,10 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     the problem (:func:`symmetry.find`), the master keeps one row per input orbit and pricing
     visits one output per orbit (the duals are symmetric, so the others price the same).
 
-    Each round is reported to ``limits`` (and ``progress(round, value, bound)``); when the limits
-    expire, the master's design is returned with the best bound, ``stopped=True``. Raises
-    :class:`RaysStalled` (carrying that design and bound) when no ray improves while the gap is
-    open, after ``max_rounds``, or, with ``stall`` set, when the gap has not halved over the last
-    ``stall`` exact pricing rounds."""
+    Each round is reported to ``limits``; when they expire, the master's design is returned with
+    the best bound, ``stopped=True``. Raises :class:`RaysStalled` (carrying that design and
+    bound) when no ray improves while the gap is open, after ``max_rounds``, or, with ``stall``
+    set, when the gap has not halved over the last ``stall`` exact pricing rounds."""
     n, m = cost.shape
     symmetry = symmetry or trivial(n)
     master = _seeded_master(cost, distances, epsilon, symmetry)
@@ -336,13 +343,13 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
             new_y, new_v, tightened = pricer.round(cost, u, threshold, limits)
             used.update((y, len(pool) + t) for t, y in enumerate(new_y))
             pool.extend(new_v)
-            gaps.append((value - pricer.bound) / max(abs(value), 1e-300))
+            gaps.append(relative_gap(value, pricer.bound, scale=0.0))
         bound = pricer.bound
-        if progress is not None:
-            progress(rounds, value, bound)
         if limits is not None:
             limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
-        if (value - bound) <= gap * max(abs(value), 1e-300):
+        # relative to |value| alone (scale 0: no floor): a floor at 1e-6 of the objective's scale
+        # would stop designs of nearly zero loss before their value is proven to ``gap``
+        if relative_gap(value, bound, scale=0.0) <= gap:
             return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
         if limits is not None and limits.expired():
             return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs), True)
@@ -354,30 +361,18 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
             break
         if new_y:
             master.add(new_y, new_v)
-    gap_now = (value - pricer.bound) / max(abs(value), 1e-300)
+    gap_now = relative_gap(value, pricer.bound, scale=0.0)
     raise RaysStalled(f"{why} (round {rounds}, gap {gap_now:.2g})",
                       ContextSolution(master.matrix(), value, min(pricer.bound, value), rounds, len(master.outputs)))
 
 
-#: below this many inputs the plain LP is as fast and the decomposition buys nothing
-GENERAL_MIN_INPUTS = 30
-#: a general-metric design whose rays stall goes on to the LP with lazy pair rows
-#: (:mod:`lazy_pairs`) when it has at most this many entries of K (85 airports, ε·R = 2.2: rays
-#: 110 s without closing the gap, lazy rows 53 s exact; a 10 × 10 grid at ε = 0.5: rays 5 s,
-#: lazy rows 282 s, so rays go first and the switch is made on what they do)
-LAZY_MAX_ENTRIES = 40_000
 NAME = "HiGHS Dantzig-Wolfe (cone rays)"
 
 
 def _solve_general(cost, distances, notion, points, gap: float, limits, path: list[str]) -> ContextSolution:
     """One context: rays first; when they stall, the lazy-pairs LP for a design of at most
-    LAZY_MAX_ENTRIES entries, a decline for one the plain LP can finish (DENSE_ENTRIES), and
-    otherwise the rays' best design with its proven bound. Each step is noted in ``path``."""
-    from mechdesign.solvers.lazy_pairs import (  # lazy_pairs imports this module
-        repairer,
-        solve_lazily,
-    )
-
+    LAZY_MAX_ENTRIES entries, otherwise the rays' best design with its proven bound. Each step
+    is noted in ``path``."""
     symmetry = find(points, distances, cost)
     try:
         found = solve_metric(cost, distances, (notion.i, notion.j), notion.epsilon, gap=gap,
@@ -388,8 +383,6 @@ def _solve_general(cost, distances, notion, points, gap: float, limits, path: li
             path.append("lazy pairs: the rays stalled and the LP with lazy pair rows is affordable")
             return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
                                 incumbent=stalled.solution, repair=repairer(notion))
-        if cost.size <= DENSE_ENTRIES:
-            raise
         path.append("cone rays: best design with its proven bound (too large for the LP)")
         return stalled.solution
     note = "stopped at the time limit" if found.stopped else "gap closed"

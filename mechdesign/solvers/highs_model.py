@@ -1,5 +1,5 @@
 """HiGHS models built directly (highspy, no cvxpy) by the structured solvers: one way to make
-one, and one way to run it to an optimum."""
+one, one way to give it the time a deadline leaves, and one way to run it to an optimum."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ INF = highspy.kHighsInf
 #: the structured solvers' feasibility tolerances: their bounds and certificates are checked
 #: to ~1e-9, so the LPs are solved an order tighter than HiGHS's defaults (1e-7)
 TOLERANCE = 1e-10
+#: the fewest seconds a HiGHS solve is given under a deadline (so that it can return a basis)
+MIN_SECONDS = 0.05
 
 
 def _swallow_banner() -> None:
@@ -49,6 +51,17 @@ def quiet_model(*, tolerance: float | None = TOLERANCE, warm: bool = False, **op
     for name, value in options.items():
         h.setOptionValue(name, value)
     return h
+
+
+def give_time(h: highspy.Highs, limits) -> None:
+    """Give the HiGHS model ``h`` the time the ``limits`` (a
+    :class:`~mechdesign.core.limits.Limits`, or None) have left (HiGHS option "time_limit"), so
+    that one long solve cannot overrun the deadline by much. HiGHS measures that limit on its
+    own run clock, which accumulates over every run of the model, so the limit set is the
+    clock's reading plus the time left (at least MIN_SECONDS)."""
+    if limits is None or limits.time_limit is None:
+        return
+    h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(limits.remaining()), MIN_SECONDS))
 
 
 class SolverDeclined(Exception):

@@ -26,8 +26,9 @@ Pricing is exact in two ways.
 
 The master's duals carry round-off: a reduced cost of −1e-11 on one input, multiplied by a ray
 ratio e^{εd} of e^18, would look like a real improvement. Reduced costs within 1e-9·max|C| of
-zero are therefore priced as zero (the bound then holds up to the master LP's own dual
-feasibility tolerance, as any LP solver's optimum does).
+zero are therefore priced as zero; the Lagrangian bound then adds back, per input, the most
+negative reduced cost so set to zero (:func:`zeroed_slack`), so it stays a lower bound whatever
+the accuracy of the master's duals.
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
-from mechdesign.solvers.highs_model import INF, SolverDeclined, quiet_model, run_to_optimum
+from mechdesign.solvers.highs_model import (
+    INF,
+    SolverDeclined,
+    give_time,
+    quiet_model,
+    run_to_optimum,
+)
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
 from mechdesign.solvers.ray_master import (
     ACCEPT_GAP,
@@ -47,7 +55,6 @@ from mechdesign.solvers.ray_master import (
     DENSE_ENTRIES,
     RayMaster,
     capped_sum,
-    give_time,
     peak_cap,
     polished_box_minimum,
 )
@@ -189,6 +196,21 @@ def _box_rays(box: LineBox, a: np.ndarray, negative: np.ndarray, per_column: np.
     return new_y, new_v
 
 
+def zeroed_slack(exact: np.ndarray, priced: np.ndarray) -> float:
+    """What pricing the reduced costs ``priced`` instead of ``exact`` (some entries near zero
+    set to zero) can overstate the Lagrangian bound by, as a (non-positive) correction.
+
+    For every row-stochastic K whose columns lie in the cone, with exact = C − u,
+
+        Σ C K = Σ_x u_x + Σ_y priced_y·K_y + Σ_{x,y} (exact − priced)_{xy} K_{xy},
+
+    and the bound prices the middle sum. The last sum is at least Σ_x min_y min(0, (exact −
+    priced)_{xy}): K >= 0 and every row of K sums to 1, so each row's part is a convex
+    combination of its entries, never below the most negative one. The differences are exact in
+    floating point (each is exact − exact = 0 or exact − 0 = exact), so this adds no round-off."""
+    return float(np.minimum(exact - priced, 0.0).min(axis=1).sum())
+
+
 def _initial_master(cost: np.ndarray, points: np.ndarray, epsilon: float) -> RayMaster:
     """The rays peaked at every point, each on its cheapest output, and one constant column."""
     n = cost.shape[0]
@@ -206,16 +228,18 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
     """Exact ε·|x − x'|-private design on sorted 1-D ``points`` (rows of ``cost`` in that order).
 
     Each round solves the master, prices every column scale-free and, for the columns it calls
-    negative, over the box-bounded cone (whose minimisers are the new columns); stops when the best proven
-    bound Σu + capped_sum(min(0, p_y), e^{εR}) is within ``gap`` (relative) of the master value,
-    or when ``limits`` expire (``stopped=True``: the master's design, the best bound so far).
-    When no column improves and the gap is still open, raises :class:`SolverDeclined` for a
+    negative, over the box-bounded cone (whose minimisers are the new columns); stops when the
+    best proven bound Σu + capped_sum(min(0, p_y), e^{εR}) + :func:`zeroed_slack` is within
+    min(``gap``, EXACT_GAP) of the master value (:func:`~mechdesign.core.limits.relative_gap`
+    on the scale max|C|), when no column improves (a gap within ``gap`` is then accepted), or
+    when ``limits`` expire (``stopped=True``: the master's design, the best bound so far).
+    When no column improves and the gap exceeds ``gap``, raises :class:`SolverDeclined` for a
     design of at most DENSE_ENTRIES entries (the plain LP can finish it) and otherwise returns
     the design with its proven bound. ``path`` (a list) receives what was done."""
-    n, m = cost.shape
     pricing = LinePricing(np.diff(points), epsilon)
     master = _initial_master(cost, points, epsilon)
-    noise = 1e-9 * max(float(np.abs(cost).max()), 1e-300)  # round-off in the master's duals
+    scale = float(np.abs(cost).max())
+    noise = 1e-9 * max(scale, 1e-300)  # round-off in the master's duals
     cap = peak_cap(float(np.min(np.maximum(points - points[0], points[-1] - points))), epsilon)
     box, bound, boxed, stopped, stuck, last = None, -np.inf, 0, False, False, None
     for rounds in range(1, max_rounds + 1):
@@ -231,7 +255,8 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
         if limits is not None and limits.time_limit is not None:
             last = master.matrix()
         exact = cost - u[:, None]
-        a = np.where(np.abs(exact) <= noise, 0.0, exact)
+        a = np.where(np.abs(exact) <= noise, 0.0, exact)  # what is priced
+        offset = float(u.sum()) + zeroed_slack(exact, a)  # the bound is offset + capped_sum(...)
         priced = pricing.price(a)[0]
         threshold = -tol * max(1.0, abs(value))
         negative = np.flatnonzero(priced < threshold)
@@ -241,16 +266,16 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
             box = box or LineBox(points, epsilon)
             boxed += negative.size
             new_y, new_v = _box_rays(box, a, negative, per_column, pricing.gaps, epsilon, threshold, limits)
-            lagrangian = float(u.sum()) + capped_sum(per_column, cap)
+            lagrangian = offset + capped_sum(per_column, cap)
             if not new_y and value - max(bound, lagrangian) > gap * abs(value) + 1e-12:
                 # no improving column and the bound lags: price the columns it blames afresh
                 _box_rays(box, a, negative, per_column, pricing.gaps, epsilon, threshold, limits, fresh=True)
-        bound = max(bound, float(u.sum()) + capped_sum(per_column, cap))
+        bound = max(bound, offset + capped_sum(per_column, cap))
         if limits is not None:
             limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
         # keep adding improving columns until the gap is at round-off level; without any, a
         # gap within ``gap`` is accepted
-        closed = value - bound <= min(gap, EXACT_GAP) * abs(value) + 1e-12
+        closed = relative_gap(value, bound, scale) <= min(gap, EXACT_GAP)
         stopped = not closed and limits is not None and limits.expired()
         stuck = not closed and not new_y
         if closed or stopped or stuck:
@@ -311,16 +336,19 @@ def applies(problem) -> str | None:
 def metric_line_by_rays(problem, limits=None):
     """The exact ray master with box-cone pricing, per context."""
     notion = problem.privacy[0]
-    points = notion.domain.points
-    order = np.argsort(points[:, 0], kind="stable")
-    sorted_points = points[order, 0]
+    # coincident inputs (distance 0) must have equal rows: solve over the distinct positions,
+    # each with the summed cost rows of its inputs (the same objective for every K with equal
+    # rows), and give every input its position's row
+    positions, position_of = np.unique(notion.domain.points[:, 0], return_inverse=True)
     tolerance = problem.gap_tolerance
     gap = 0.9 * tolerance if tolerance > 10 * ACCEPT_GAP else ACCEPT_GAP
     path: list[str] = []
 
     def solve_one(key, cost):
-        found = solve_line(cost[order], sorted_points, notion.epsilon, gap=gap, limits=limits, path=path)
-        found.matrix[order] = found.matrix.copy()
+        merged = np.zeros((positions.size, cost.shape[1]))
+        np.add.at(merged, position_of, cost)
+        found = solve_line(merged, positions, notion.epsilon, gap=gap, limits=limits, path=path)
+        found.matrix = found.matrix[position_of]
         return found
 
     solved = solve_contexts(problem, solve_one, NAME, limits=limits)

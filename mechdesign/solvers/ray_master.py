@@ -35,10 +35,12 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mechdesign.solvers.highs_model import INF, checked, quiet_model, run_to_optimum
+from mechdesign.solvers.highs_model import INF, checked, give_time, quiet_model, run_to_optimum
 from mechdesign.solvers.symmetry import Symmetry, trivial
 
 TRUNCATE = 1e-12
+#: the machine epsilon of double precision (twice the unit round-off)
+EPS = np.finfo(float).eps
 #: a ray master is accepted when its bound is this close (relative, the default gap tolerance);
 #: the master's value itself is measured 1e-10 to 1e-8 above the full LP (rays truncated at
 #: 1e-12), while per-column round-off in the duals loosens the bound to about 1e-7
@@ -50,20 +52,6 @@ DENSE_ENTRIES = 40_000
 #: so still a valid bound): entries e^{−60} below their partner's are far under the LPs'
 #: tolerances, and chaining them would take ever more auxiliary entries (ε = 1e6: 80 000 each)
 CHAIN_MAX_EXPONENT = 60.0
-#: the fewest seconds a HiGHS solve is given under a deadline (so that it can return a basis)
-MIN_SECONDS = 0.05
-
-
-def give_time(h: highspy.Highs, limits) -> None:
-    """Give the HiGHS model ``h`` the time the ``limits`` have left (HiGHS option
-    "time_limit"), so that one long solve cannot overrun the deadline by much. HiGHS measures
-    that limit on its own run clock, which accumulates over every run of the model, so the
-    limit set is the clock's reading plus the time left."""
-    if limits is None or limits.time_limit is None:
-        return
-    h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(limits.remaining()), MIN_SECONDS))
-
-
 class RayMaster:
     """The restricted master LP over (output, ray) columns, in highspy.
 
@@ -127,25 +115,38 @@ class RayMaster:
 def proven_box_minimum(h, a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> float:
     """A lower bound on min a·v over {0 <= v <= 1, v_i − coef·v_j <= 0 (the model's rows, in its
     order)} from row multipliers, whatever the solver's accuracy: for any λ >= 0,
-    a·v >= (a + Bᵀλ)·v >= Σ_x min(0, (a + Bᵀλ)_x) on the box. Two λ are tried, the larger bound
-    kept: the model's row duals, and the duals of its final basis recomputed in double precision
-    (:func:`basis_duals`; the solver's own carry dual infeasibilities up to its tolerance on
-    every one of the |X| reduced costs, which this sum would add up). The objective a simplex
-    reports optimal can sit above the true minimum when rows carry coefficients up to e^20; this
-    cannot. With no valid duals (a non-optimal status), the box alone: Σ min(0, a)."""
+    a·v >= (a + Bᵀλ)·v >= Σ_x min(0, (a + Bᵀλ)_x) on the box (:func:`box_lagrangian_bound`,
+    round-off enclosed). Two λ are tried, the larger bound kept: the model's row duals, and the
+    duals of its final basis recomputed in double precision (:func:`basis_duals`; the solver's
+    own carry dual infeasibilities up to its tolerance on every one of the |X| reduced costs,
+    which this sum would add up). The objective a simplex reports optimal can sit above the true
+    minimum when rows carry coefficients up to e^20; this cannot. With no valid duals (a
+    non-optimal status), the box alone: λ = 0."""
     solution = h.getSolution()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal or not solution.dual_valid:
-        return float(np.minimum(a, 0.0).sum())
-    n = a.size
-
-    def bound(lam: np.ndarray) -> float:
-        lam = np.maximum(lam, 0.0)
-        reduced = a + np.bincount(i, lam, n) - np.bincount(j, lam * coef, n)
-        return float(np.minimum(reduced, 0.0).sum())
-
-    best = bound(-np.asarray(solution.row_dual))  # HiGHS: <= 0 on active upper rows
+        return box_lagrangian_bound(a, i, j, coef, np.zeros(i.size))
+    best = box_lagrangian_bound(a, i, j, coef, -np.asarray(solution.row_dual))  # HiGHS: <= 0 on active upper rows
     recomputed = basis_duals(h, a, i, j, coef)
-    return best if recomputed is None else max(best, bound(recomputed))
+    return best if recomputed is None else max(best, box_lagrangian_bound(a, i, j, coef, recomputed))
+
+
+def box_lagrangian_bound(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray, lam: np.ndarray) -> float:
+    """Σ_x min(0, r_x), r = a + Bᵀλ⁺ (row k of B: +1 at i_k, −coef_k at j_k), rounded down: the
+    safe Lagrangian bound of :func:`~mechdesign.solvers.lp_bound.lagrangian_bound` for this box
+    LP (rows with upper side 0, so they add no constant term), with its round-off enclosure
+    and without building the sparse matrix. Each computed r_x sums its c_x + 1 terms (c_x the
+    rows touching x, each product rounded once), so it is within (c_x + 2)·eps·(|a_x| +
+    (|B|ᵀλ⁺)_x) of the exact value (eps the machine epsilon, twice the unit round-off; 1.01
+    covers the rounding of that radius itself); the sum of the |X| minima is lowered by
+    (|X| + 2)·eps times their magnitudes, as there."""
+    n = a.size
+    lam = np.maximum(lam, 0.0)
+    scaled = lam * coef
+    reduced = a + np.bincount(i, lam, n) - np.bincount(j, scaled, n)
+    touching = np.bincount(i, minlength=n) + np.bincount(j, minlength=n)
+    radius = (touching + 2) * EPS * (np.abs(a) + np.bincount(i, lam, n) + np.bincount(j, scaled, n)) * 1.01
+    lowest = np.minimum(reduced - radius, 0.0)
+    return float(lowest.sum() - 1.01 * (n + 2) * EPS * np.abs(lowest).sum())
 
 
 #: a box LP whose proven bound lags its minimiser's value by more than this (times

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mechdesign.core.errors import ProblemError
+from mechdesign.solvers.highs_model import SolverDeclined
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def attempt(solver: SpecialSolver, problem, limits) -> tuple[tuple[dict, dict] |
     except ProblemError:
         raise
     except Exception as exc:  # noqa: BLE001 — any failure of a special route falls through
-        kind = "declined" if type(exc).__name__.endswith("Declined") else f"raised {type(exc).__name__}"
+        kind = "declined" if isinstance(exc, SolverDeclined) else f"raised {type(exc).__name__}"
         return None, {"solver": solver.name, "applies": True, "outcome": f"{kind}: {exc}"}
     return found, {"solver": solver.name, "applies": True, "outcome": "solved"}
 

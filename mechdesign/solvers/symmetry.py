@@ -57,7 +57,11 @@ class Symmetry:
         return (u_orbits / self.sizes)[self.orbit]
 
     def symmetrize_column(self, k: np.ndarray, y: int, v: np.ndarray, weight: float) -> None:
-        """K[h(x), h(y)] += weight·v[x] for every h of the group (in place)."""
+        """K[h(x), h(y)] += weight·v[x] for every h of the group (in place). The trivial group
+        acts on the inputs only, so it also serves designs whose outputs are not the inputs."""
+        if self.order == 1:
+            k[:, y] += weight * v
+            return
         for h in self.perms:
             k[h, h[y]] += weight * v
 
