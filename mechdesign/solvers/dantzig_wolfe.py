@@ -17,7 +17,6 @@ import numpy as np
 
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
-from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import (
     INF,
@@ -30,9 +29,7 @@ from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
-    expected_loss,
-    metric_on_a_line,
-    one_notion_of,
+    metric_off_the_line,
 )
 from mechdesign.solvers.ray_master import (
     CHAIN_MAX_EXPONENT,
@@ -400,12 +397,10 @@ def _steep(notion) -> bool:
 def applies(problem) -> str | None:
     """One ε·d-privacy notion over a metric other than the line's with an expected-loss
     objective, from GENERAL_MIN_INPUTS values, or fewer when the notion is steep."""
-    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    reason = metric_off_the_line(problem)
     if reason is not None:
         return reason
     notion = problem.privacy[0]
-    if metric_on_a_line(notion):
-        return "the points lie on a line, which has its own exact solver"
     if len(problem.inputs) < GENERAL_MIN_INPUTS and not _steep(notion):
         return f"fewer than {GENERAL_MIN_INPUTS} inputs and no ratio beyond e^20: the plain LP is as fast"
     return None

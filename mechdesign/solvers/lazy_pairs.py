@@ -40,9 +40,7 @@ from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
-    expected_loss,
-    metric_on_a_line,
-    one_notion_of,
+    metric_off_the_line,
 )
 from mechdesign.solvers.registry import SpecialSolver
 
@@ -192,11 +190,9 @@ def repairer(notion: MetricPrivacy):
 def applies(problem) -> str | None:
     """One ε·d-privacy notion over a metric other than the line's with an expected-loss
     objective, from GENERAL_MIN_INPUTS inputs and up to LAZY_MAX_ENTRIES entries of K."""
-    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    reason = metric_off_the_line(problem)
     if reason is not None:
         return reason
-    if metric_on_a_line(problem.privacy[0]):
-        return "the points lie on a line, which has its own exact solver"
     n, m = len(problem.inputs), len(problem.outputs)
     if n < GENERAL_MIN_INPUTS:
         return f"fewer than {GENERAL_MIN_INPUTS} inputs: the plain LP is as fast"

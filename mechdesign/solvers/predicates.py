@@ -38,3 +38,14 @@ def expected_loss(problem) -> str | None:
 def metric_on_a_line(notion) -> bool:
     """Whether the d-privacy notion's points lie on a line with |x − x'| as the distance."""
     return on_a_line(notion.metric.kind, notion.domain.points)
+
+
+def metric_off_the_line(problem) -> str | None:
+    """One ε·d-privacy notion over a metric other than the line's, with an expected-loss
+    objective (the line has its own exact solver)."""
+    from mechdesign.privacy.metric import MetricPrivacy
+
+    reason = one_notion_of(problem, MetricPrivacy) or expected_loss(problem)
+    if reason is None and metric_on_a_line(problem.privacy[0]):
+        reason = "the points lie on a line, which has its own exact solver"
+    return reason
