@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import MetricPrivacy
-from mechdesign.solvers import dantzig_wolfe, symmetry
+from mechdesign.solvers import cone_pricing, dantzig_wolfe, symmetry
 from mechdesign.solvers.line_rays import LinePricing
 from mechdesign.solvers.ray_master import capped_sum
 
@@ -204,7 +204,7 @@ def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
     problem = grid_instance(5, 5)
     notion = problem.privacy[0]
     d = notion.metric.distances(notion.domain)
-    pricing = dantzig_wolfe.ConePricing(d, (notion.i, notion.j), eps, initial=2.0)
+    pricing = cone_pricing.ConePricing(25, (notion.i, notion.j, d[notion.i, notion.j]), eps, initial=2.0)
     a = np.random.default_rng(seed).normal(size=25)
     value, _ = pricing.price(a)
     assert pricing.width == 25  # no chained far pair at these distances

@@ -3,9 +3,9 @@
 The master LP over rays of the column cone Γ = {v >= 0 : v_x <= e^{ε d(x, x')} v_x'} and its
 Lagrangian bound are in :mod:`ray_master`; points on a line have their own exact pricing
 (:mod:`line_rays`). Here pricing for any other metric (grids, 2-D points, haversine, graphs) is
-an LP over the box-normalised cone (:class:`ConePricing`) whose pair rows are added as priced
-vectors violate them; rays are closed under the exact envelope before they enter the master, so
-every master solution is exactly private.
+an LP over the box-normalised cone (:class:`~mechdesign.solvers.cone_pricing.ConePricing`)
+whose pair rows are added as priced vectors violate them; rays are closed under the exact
+envelope before they enter the master, so every master solution is exactly private.
 """
 
 from __future__ import annotations
@@ -17,14 +17,9 @@ import numpy as np
 
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
+from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
-from mechdesign.solvers.highs_model import (
-    INF,
-    SolverDeclined,
-    give_time,
-    quiet_model,
-    run_to_optimum,
-)
+from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
@@ -32,11 +27,9 @@ from mechdesign.solvers.predicates import (
     metric_off_the_line,
 )
 from mechdesign.solvers.ray_master import (
-    CHAIN_MAX_EXPONENT,
     RayMaster,
     capped_sum,
     peak_cap,
-    polished_box_minimum,
     radius,
 )
 from mechdesign.solvers.registry import SpecialSolver
@@ -47,105 +40,6 @@ INITIAL_RADIUS = 3.0
 #: they start from a wider one: on a lattice the pairs within 5 spacings span directions at most
 #: 14° apart, so chains of them stretch distances by at most 1/cos 7° = 1.0075 (radius 3: 1.027)
 APPROXIMATE_RADIUS = 5.0
-
-
-#: a pair row's coefficient e^{εd} never exceeds e^this (coefficients up to e^20 made the simplex
-#: return non-optimal points and duals whose proven bound lagged its objective by 3e-6 on a
-#: 20 × 20 grid); a farther pair enters as a chain of rows through auxiliary entries
-PRICING_MAX_EXPONENT = 12.0
-#: at most this many violated pairs per priced column enter the cone (the most violated first)
-PAIRS_PER_COLUMN = 200
-
-
-class ConePricing:
-    """Pricing over the d-privacy cone of any metric, box-normalised:
-
-        min Σ_x a_x v_x  s.t.  v_x <= e^{ε d(x,x')} v_x' (pairs in S),  0 <= v <= 1.
-
-    One HiGHS model serves every column (only the costs change, so each solve restarts from the
-    previous basis). S starts with the pairs closest together and grows by the pairs that priced
-    rays violate; since fewer pairs make a larger cone, every value is a lower bound on the
-    exact box minimum. The value reported is not the solver's objective but the bound its row
-    duals prove (:func:`~mechdesign.solvers.ray_master.proven_box_minimum`), so the Lagrangian
-    bound Σu + Σ_y min(0, value_y) is rigorous throughout.
-
-    A pair with εd above PRICING_MAX_EXPONENT = c enters as a chain v_x <= e^{εd/k} t_1,
-    t_1 <= e^{εd/k} t_2, …, t_{k−1} <= e^{εd/k} v_x' with k = ⌈εd/c⌉ and auxiliary entries
-    0 <= t <= 1 (cost 0): exactly the pair's constraint (t_s = e^{−sεd/k} v_x is feasible when it
-    holds, and the chain implies it), with no coefficient above e^c. Pairs beyond
-    e^CHAIN_MAX_EXPONENT are left out (a larger cone: still a valid bound). Leaving far pairs out
-    instead leaves a larger cone whose minimisers live on entries below e^{−c}: at ε = 4 on a
-    10 × 10 grid its bound stayed 1.8e-4 (relative) below a master no ray could improve."""
-
-    def __init__(self, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], epsilon: float,
-                 initial: float):
-        i, j = pairs
-        d = distances[i, j]
-        usable = epsilon * d <= CHAIN_MAX_EXPONENT
-        self.i, self.j, self.d = i[usable], j[usable], d[usable]
-        with np.errstate(over="ignore"):
-            self.coef = np.exp(epsilon * self.d)
-        self.epsilon = epsilon
-        self.active = np.zeros(self.i.size, dtype=bool)
-        n = distances.shape[0]
-        # the model's rows (variable indices and coefficients, in row order) and its width
-        self.ri = self.rj = np.array([], dtype=np.int64)
-        self.rcoef = np.array([])
-        self.width = n
-        h = quiet_model(warm=True)  # each solve restarts from the previous basis; tight duals
-        h.addCols(n, np.zeros(n), np.zeros(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
-                  np.array([], dtype=np.int32), np.array([]))
-        self.h = h
-        self.n = n
-        self.activate(self.d <= initial)
-
-    def activate(self, mask: np.ndarray) -> int:
-        """Put the pairs of ``mask`` that are not in the model yet into it; how many."""
-        new = np.flatnonzero(mask & ~self.active)
-        if not new.size:
-            return 0
-        links = np.maximum(np.ceil(self.epsilon * self.d[new] / PRICING_MAX_EXPONENT), 1).astype(np.int64)
-        aux = int((links - 1).sum())
-        if aux:
-            self.h.addCols(aux, np.zeros(aux), np.zeros(aux), np.ones(aux), 0, np.zeros(aux, dtype=np.int32),
-                           np.array([], dtype=np.int32), np.array([]))
-        ri, rj, rc, t = [], [], [], self.width
-        for p, k in zip(new, links):
-            chain = [int(self.i[p])] + list(range(t, t + k - 1)) + [int(self.j[p])]
-            t += k - 1
-            ri += chain[:-1]
-            rj += chain[1:]
-            rc += [float(np.exp(self.epsilon * self.d[p] / k))] * k
-        self.width = t
-        ri, rj, rc = np.array(ri), np.array(rj), np.array(rc)
-        k = ri.size
-        self.h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
-                       np.column_stack([ri, rj]).ravel().astype(np.int32), np.column_stack([np.ones(k), -rc]).ravel())
-        self.ri, self.rj, self.rcoef = np.concatenate([self.ri, ri]), np.concatenate([self.rj, rj]), np.concatenate([self.rcoef, rc])
-        self.active[new] = True
-        return int(new.size)
-
-    def price(self, a: np.ndarray, limits=None) -> tuple[float, np.ndarray]:
-        """(a rigorous lower bound on the box minimum, the solver's minimiser)."""
-        self.h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), a)
-        give_time(self.h, limits)
-        run_to_optimum(self.h)
-        v = np.clip(np.asarray(self.h.getSolution().col_value)[:self.n], 0.0, 1.0)
-        full = np.concatenate([a, np.zeros(self.width - self.n)])
-        return polished_box_minimum(self.h, full, self.ri, self.rj, self.rcoef, float(v @ a)), v
-
-    def violated(self, v: np.ndarray, tol: float = 1e-9) -> np.ndarray:
-        """Pairs (not yet active) whose ratio constraint v violates, at most PAIRS_PER_COLUMN
-        of them (the largest ratio v_i / (e^{εd} v_j) first)."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            bound = self.coef * v[self.j]
-            mask = (v[self.i] > bound * (1 + tol) + 1e-15) & ~self.active
-            found = np.flatnonzero(mask)
-            if found.size > PAIRS_PER_COLUMN:
-                excess = v[self.i[found]] - bound[found]
-                mask[:] = False
-                mask[found[np.argpartition(-excess, PAIRS_PER_COLUMN - 1)[:PAIRS_PER_COLUMN]]] = True
-        return mask
 
 
 def envelope_ray(v: np.ndarray, distances: np.ndarray, epsilon: float) -> np.ndarray:
@@ -290,7 +184,8 @@ def _pricer(cost, distances, pairs, epsilon, symmetry: Symmetry, gap: float) -> 
         columns, weights = np.arange(m), np.ones(m, dtype=int)
     nearest = np.sort(distances + np.diag(np.full(n, np.inf)), axis=1)[:, 0].max()
     exact = gap <= EXACT_GAP
-    pricing = ConePricing(distances, pairs, epsilon,
+    i, j = pairs
+    pricing = ConePricing(n, (i, j, distances[i, j]), epsilon,
                           initial=(INITIAL_RADIUS if exact else APPROXIMATE_RADIUS) * nearest)
     cap = peak_cap(radius(distances), epsilon)
     return _Pricer(pricing, columns, weights, distances, epsilon, cap, cap < m, exact)

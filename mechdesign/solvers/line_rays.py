@@ -14,7 +14,7 @@ Pricing is exact in two ways.
   (g_x the gap to the next point), likewise to the left, so min over anchors of
   a_p + ψ(h_{p+1}) + ψ(h'_{p−1}) is the exact minimum over the cone with one entry fixed to 1.
   A column this calls non-negative cannot improve the master; the others go on to the box.
-* Box-bounded, by a small LP (:class:`LineBox`): min a·v over the cone with 0 <= v <= 1. The
+* Box-bounded, by a small LP (:func:`line_box`): min a·v over the cone with 0 <= v <= 1. The
   scale-free value of a ray normalised at its anchor can be astronomically negative at small ε
   (entries up to e^{εn} amplify 1e-11 of dual round-off: −4e53 at 300 points, ε = 0.5) while no
   normalised ray improves; the box minimum is the quantity the Lagrangian bound needs, and when
@@ -40,29 +40,20 @@ import numpy as np
 
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.metric import MetricPrivacy
+from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
-from mechdesign.solvers.highs_model import (
-    INF,
-    SolverDeclined,
-    give_time,
-    quiet_model,
-    run_to_optimum,
-)
+from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
 from mechdesign.solvers.ray_master import (
     ACCEPT_GAP,
-    CHAIN_MAX_EXPONENT,
     DENSE_ENTRIES,
     RayMaster,
     capped_sum,
     peak_cap,
-    polished_box_minimum,
 )
 from mechdesign.solvers.registry import SpecialSolver
 
 NAME = "HiGHS Dantzig-Wolfe (line rays)"
-#: no row of the box LP has a coefficient above e^this (longer steps are chained, :class:`LineBox`)
-BOX_MAX_EXPONENT = 12.0
 #: the line solver prices on while columns improve and its gap exceeds this (relative)
 EXACT_GAP = 1e-9
 
@@ -103,61 +94,18 @@ class LinePricing:
         return value[anchor, np.arange(m)], anchor, right, left
 
 
-class LineBox:
-    """min Σ a_x v_x over the line cone with 0 <= v <= 1, an LP with |X| variables and the
-    neighbour rows v_i − e^{εg} v_j <= 0 (both ways), solved at the tight tolerance; one model
-    serves every column (only the costs change, each solve restarts from the previous basis).
-    The value returned is the bound its duals prove (:func:`proven_box_minimum`).
-
-    A step εg above BOX_MAX_EXPONENT = c becomes a chain of k = ⌈εg/c⌉ rows through k − 1
-    auxiliary entries 0 <= t <= 1 of cost 0, each link with ratio e^{εg/k}: exactly the same
-    constraint on v (t_s = e^{−sεg/k} v_i is feasible when it holds) with no coefficient above
-    e^c (HiGHS returns wrong optima with coefficients beyond e^20; leaving the step out gave a
-    larger cone whose minimisers no envelope-closed ray could match, and a master stuck 1.5e-7
-    above the optimum)."""
-
-    def __init__(self, points: np.ndarray, epsilon: float):
-        n = points.size
-        step = epsilon * np.diff(points)
-        links = np.maximum(np.ceil(step / BOX_MAX_EXPONENT), 1).astype(np.int64)
-        links[step > CHAIN_MAX_EXPONENT] = 0  # left out: a larger cone, still a valid bound
-        width = n + 2 * int(np.maximum(links - 1, 0).sum())
-        ri, rj, rc, t = [], [], [], n
-        for x, (s, k) in enumerate(zip(step, links)):
-            for a, b in ((x, x + 1), (x + 1, x)) if k else ():
-                chain = [a] + list(range(t, t + k - 1)) + [b]
-                t += k - 1
-                ri += chain[:-1]
-                rj += chain[1:]
-                rc += [float(np.exp(s / k))] * int(k)
-        h = quiet_model(warm=True)
-        h.addCols(width, np.zeros(width), np.zeros(width), np.ones(width), 0, np.zeros(width, dtype=np.int32),
-                  np.array([], dtype=np.int32), np.array([]))
-        self.i, self.j, self.coef = np.array(ri, dtype=np.int64), np.array(rj, dtype=np.int64), np.array(rc)
-        k = self.i.size
-        if k:
-            h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
-                      np.column_stack([self.i, self.j]).ravel().astype(np.int32),
-                      np.column_stack([np.ones(k), -self.coef]).ravel())
-        self.h, self.n, self.width = h, n, width
-
-    def price(self, a: np.ndarray, limits=None, fresh: bool = False) -> tuple[float, np.ndarray]:
-        """(a rigorous lower bound on the box minimum, the solver's minimiser clipped to [0, 1]);
-        ``fresh``: from scratch rather than from the previous column's basis (whose exact duals
-        can be dual infeasible by 1e-11 per entry: 1e-8 per column at 1000 points)."""
-        self.h.changeColsCost(self.n, np.arange(self.n, dtype=np.int32), a)
-        if fresh:
-            self.h.clearSolver()
-        give_time(self.h, limits)
-        run_to_optimum(self.h)
-        v = np.clip(np.asarray(self.h.getSolution().col_value)[:self.n], 0.0, 1.0)
-        full = np.concatenate([a, np.zeros(self.width - self.n)])
-        return polished_box_minimum(self.h, full, self.i, self.j, self.coef, float(v @ a)), v
-
-
-def _line_box_minimum(a: np.ndarray, points: np.ndarray, epsilon: float) -> float:
-    """min Σ a_x v_x over the line cone with 0 <= v <= 1, proven (:class:`LineBox`)."""
-    return LineBox(points, epsilon).price(a)[0]
+def line_box(points: np.ndarray, epsilon: float) -> ConePricing:
+    """Pricing over the line cone with 0 <= v <= 1 (:class:`ConePricing`): on sorted points the
+    cone is cut out by its neighbour rows v_x <= e^{εg_x} v_{x+1} and v_{x+1} <= e^{εg_x} v_x
+    (g_x the gap), as |x − z| is the sum of the gaps between them, so only these |X| − 1 pairs,
+    both ways, enter, all from the start. Steep steps are chained as for any pair (leaving them
+    out gave a larger cone whose minimisers no envelope-closed ray could match, and a master
+    stuck 1.5e-7 above the optimum)."""
+    gaps = np.diff(points)
+    x = np.arange(gaps.size)
+    i = np.column_stack([x, x + 1]).ravel()
+    j = np.column_stack([x + 1, x]).ravel()
+    return ConePricing(points.size, (i, j, np.repeat(gaps, 2)), epsilon)
 
 
 def line_envelope(v: np.ndarray, gaps: np.ndarray, epsilon: float) -> np.ndarray:
@@ -173,7 +121,7 @@ def line_envelope(v: np.ndarray, gaps: np.ndarray, epsilon: float) -> np.ndarray
     return np.exp(w - w.max())
 
 
-def _box_rays(box: LineBox, a: np.ndarray, negative: np.ndarray, per_column: np.ndarray, gaps: np.ndarray,
+def _box_rays(box: ConePricing, a: np.ndarray, negative: np.ndarray, per_column: np.ndarray, gaps: np.ndarray,
               epsilon: float, threshold: float, limits, fresh: bool = False) -> tuple[list[int], list[np.ndarray]]:
     """Exact pricing over the box-bounded cone for the ``negative`` columns: tightens
     ``per_column`` (in place) to the proven box minima and returns the minimisers, closed under
@@ -263,7 +211,7 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
         per_column = np.minimum(priced, 0.0)
         new_y, new_v = [], []
         if negative.size:
-            box = box or LineBox(points, epsilon)
+            box = box or line_box(points, epsilon)
             boxed += negative.size
             new_y, new_v = _box_rays(box, a, negative, per_column, pricing.gaps, epsilon, threshold, limits)
             lagrangian = offset + capped_sum(per_column, cap)
