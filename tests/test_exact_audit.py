@@ -365,6 +365,51 @@ def test_hockey_stick_verdict_agrees_with_a_high_precision_oracle(seed):
     assert tight.detail["holds_at_requested"] is False
 
 
+def test_hockey_stick_bounds_checked_together_match_one_at_a_time():
+    from mechdesign.privacy.exact.ratio import check_hockey
+    from mechdesign.privacy.exact.ratio_notions import all_ordered_pairs
+
+    rng = np.random.default_rng(4)
+    k = rng.dirichlet(np.ones(5), size=4)
+    k[1, 2] = 0.0  # a zero of q under an unbounded row
+    i, j = all_ordered_pairs(4)
+    P, Q = k[i], k[j]
+    c = [None] + [Fraction(0.4)] * (i.size - 1)
+    h = float(np.maximum(P - math.exp(0.4) * Q, 0.0)[1:].sum(axis=1).max())
+    bounds = [dyadic(h + 1e-9), dyadic(h), dyadic(float(np.nextafter(h, 0.0))), dyadic(h / 2)]
+    together = check_hockey(P, Q, c, bounds, labels=str)
+    assert together == [check_hockey(P, Q, c, [b], labels=str)[0] for b in bounds]
+    assert all(v.close for v, _ in together[:3]) and together[3][0].refuted
+
+
+def test_a_strict_proof_reports_the_tolerant_checks_close_calls():
+    # a proof at ε·d implies the one at (ε + τ)·d, whose close calls then come from its screen;
+    # the 2 x 2 matrix has a ratio 1e-6 − τ/2 below e^ε: a close call at ε, screened at ε + τ
+    from mechdesign.core.audit_record import AUDIT_TOL
+    from mechdesign.privacy.exact.ratio_notions import (
+        all_ordered_pairs,
+        matrix_blocks,
+        ratio_audit,
+        run_ratio,
+    )
+
+    n, eps = 8, 0.3
+    i, j = all_ordered_pairs(n)
+    dist = np.abs(np.subtract.outer(np.arange(n), np.arange(n))).astype(float)
+    geometric = matrix_blocks(truncated_geometric(n, eps), i, j, dist[i, j], "default")
+    p = 0.3 * math.exp(0.5) * (1 - 1e-6) * (1 + AUDIT_TOL / 2)
+    i2, j2 = all_ordered_pairs(2)
+    screened = matrix_blocks(np.array([[p, 1 - p], [0.3, 0.7]]), i2, j2, np.ones(2), "default")
+    for blocks, level in ((geometric, eps * (1 + 1e-12)), (geometric, eps * (1 + 3e-7)),
+                          (screened, 0.5)):
+        a = ratio_audit("metric", {"epsilon": level}, level, blocks, 2)
+        tolerant = run_ratio(blocks, Fraction(level) + Fraction(AUDIT_TOL))
+        assert a.detail["holds_at_requested"] and a.holds and tolerant.proved
+        assert a.detail["close_calls"] == tolerant.close
+        assert a.detail["undecided"] == tolerant.undecided == 0
+    assert run_ratio(screened, Fraction(0.5)).close == 1 and tolerant.close == 0
+
+
 def test_exact_products_and_directed_rounding():
     rng = np.random.default_rng(3)
     lam, k = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(5), size=6)

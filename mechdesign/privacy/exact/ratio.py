@@ -34,14 +34,16 @@ the left sum > bound refutes it. The float screen evaluates Σ max(0, p_f − fl
 the a-priori error bound (|Y| + 4)·2u·(Σp + Lf Σq + h) + |Y|·2^-1070·(1 + Lf) (products,
 differences, rounded inputs and a recursive sum of |Y| non-negative terms; Higham, *Accuracy
 and Stability of Numerical Algorithms*, SIAM 2002, §4.2), and defers to exact dyadic sums when
-the margin is below 10^-6 of the bound.
+the margin is below 10^-6 of the bound. The enclosure of H_t does not depend on the bound, so
+several bounds (an audit's δ + τ and δ) are checked together: one screen per row and, for a
+close call, one pair of exact sums per precision, each bound keeping its own verdict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
@@ -82,7 +84,7 @@ class Verdict:
     def proved(self) -> bool:
         return self.refuted == 0 and self.undecided == 0
 
-    def add(self, other: "Verdict") -> None:
+    def add(self, other: Verdict) -> None:
         self.checked += other.checked
         self.close += other.close
         self.refuted += other.refuted
@@ -115,6 +117,30 @@ def _decide(p: Dyadic, q: Dyadic, c: Fraction) -> int:
     return 0
 
 
+def screen_ratio(P: np.ndarray, Q: np.ndarray, c: list,
+                 exact_inputs: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The float screen of :func:`check_ratio` (see the module doc): boolean (T, m) masks of the
+    triples it proves and of those it refutes; the others are the close calls. Rows with c_t None
+    (unconstrained) count as proven. ``exact_inputs``: P and Q hold the exact numbers."""
+    P = np.asarray(P, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    active = np.array([ct is not None for ct in c], dtype=bool)
+    lf, uf = _bounds_arrays(c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = lf[:, None] * Q
+        hi = uf[:, None] * Q
+        proven = (lo >= TINY) & (P <= lo * (1.0 - SCREEN_MARGIN))
+        refuted = (P >= TINY) & (P >= hi * (1.0 + SCREEN_MARGIN))
+        if exact_inputs:
+            proven |= P == 0
+            refuted |= (P > 0) & (Q == 0)
+        else:  # a rounded q below the normal range has no relative error bound
+            refuted &= Q >= TINY
+    proven |= ~active[:, None]
+    refuted &= active[:, None] & ~proven
+    return proven, refuted
+
+
 def check_ratio(P: np.ndarray, Q: np.ndarray, c: list, exact: Exact | None = None,
                 labels: Callable[[int], object] | None = None) -> Verdict:
     """Check P[t, y] <= e^{c_t} Q[t, y] for all t, y (c_t None: row t is unconstrained).
@@ -130,21 +156,9 @@ def check_ratio(P: np.ndarray, Q: np.ndarray, c: list, exact: Exact | None = Non
     Q = np.asarray(Q, dtype=float)
     exact_inputs = exact is None
     exact = exact or float_exact(P, Q)
-    active = np.array([ct is not None for ct in c], dtype=bool)
-    lf, uf = _bounds_arrays(c)
-    with np.errstate(over="ignore", invalid="ignore"):
-        lo = lf[:, None] * Q
-        hi = uf[:, None] * Q
-        proven = (lo >= TINY) & (P <= lo * (1.0 - SCREEN_MARGIN))
-        refuted = (P >= TINY) & (P >= hi * (1.0 + SCREEN_MARGIN))
-        if exact_inputs:
-            proven |= P == 0
-            refuted |= (P > 0) & (Q == 0)
-        else:  # a rounded q below the normal range has no relative error bound
-            refuted &= Q >= TINY
-    proven |= ~active[:, None]
-    refuted &= active[:, None] & ~proven
-    v = Verdict(checked=int(active.sum()) * P.shape[1], refuted=int(refuted.sum()))
+    proven, refuted = screen_ratio(P, Q, c, exact_inputs)
+    active_rows = sum(ct is not None for ct in c)
+    v = Verdict(checked=active_rows * P.shape[1], refuted=int(refuted.sum()))
     if v.refuted:
         t, y = map(int, np.argwhere(refuted)[0])
         v.first_violation = (labels(t) if labels else t, y)
@@ -196,11 +210,60 @@ def _hockey_screen(P, Q, lf, uf, exact_inputs: bool):
     return upper, np.where(finite, lower, stuck)
 
 
-def check_hockey(P: np.ndarray, Q: np.ndarray, c: list, bound: Dyadic, exact: Exact | None = None,
-                 labels: Callable[[int], object] | None = None) -> tuple[Verdict, float]:
-    """Check Σ_y max(0, P[t, y] − e^{c_t} Q[t, y]) <= bound (exact dyadic) for every row t.
+#: outcome of one row against one bound: (+1 proven, −1 refuted, 0 undecided; a float upper
+#: bound of H_t; whether the row was a close call, compared exactly)
+RowOutcome = tuple[int, float, bool]
 
-    Returns the verdict (one check per row) and a float upper bound of max_t H_t.
+
+def _unbounded_row(P: np.ndarray, t: int, exact: Exact, bounds: list[Dyadic]) -> list[RowOutcome]:
+    """Row t with e^c = +inf: only the mass on the zeros of q counts, exactly."""
+    stuck: Dyadic = (0, 0)
+    for y in range(P.shape[1]):
+        if exact(t, y, 1)[0] == 0:
+            stuck = dy_add(stuck, exact(t, y, 0))
+    h = float_up(stuck)
+    return [(-1 if dy_cmp(stuck, b) > 0 else 1, h, False) for b in bounds]
+
+
+def _exact_row(P: np.ndarray, t: int, c: Fraction, exact: Exact,
+               bounds: list[Dyadic]) -> list[RowOutcome]:
+    """Row t against each bound by exact dyadic sums, raising the precision while any bound is
+    undecided; each bound keeps the upper end H_high of the precision that decided it."""
+    p = [exact(t, y, 0) for y in range(P.shape[1])]
+    q = [exact(t, y, 1) for y in range(P.shape[1])]
+    out: dict[int, RowOutcome] = {}
+    for prec in PRECISIONS:
+        h_lo, h_hi = hockey_bounds(p, q, c, prec)
+        h = float_up(h_hi)
+        for i, b in enumerate(bounds):
+            if i in out:
+                continue
+            if dy_le(h_hi, b):
+                out[i] = (1, h, True)
+            elif dy_cmp(h_lo, b) > 0:
+                out[i] = (-1, h, True)
+        if len(out) == len(bounds):
+            break
+    return [out.get(i, (0, h, True)) for i in range(len(bounds))]
+
+
+def _screened(upper: float, lower: float, bound: float) -> RowOutcome | None:
+    """A row's outcome against one bound from the float screen's rigorous enclosure
+    lower <= H_t <= upper, or None when the margin is too thin (a close call)."""
+    if upper <= bound * (1 - SCREEN_MARGIN):
+        return 1, float(upper), False
+    if lower >= bound * (1 + SCREEN_MARGIN) and lower > 0:
+        return -1, float(upper), False
+    return None
+
+
+def check_hockey(P: np.ndarray, Q: np.ndarray, c: list, bounds: list[Dyadic],
+                 exact: Exact | None = None,
+                 labels: Callable[[int], object] | None = None) -> list[tuple[Verdict, float]]:
+    """Check Σ_y max(0, P[t, y] − e^{c_t} Q[t, y]) <= b for every row t and every bound b (exact
+    dyadics), sharing the float screen and the exact sums of a row between the bounds.
+
+    Returns, per bound, the verdict (one check per row) and a float upper bound of max_t H_t.
     """
     P = np.asarray(P, dtype=float)
     Q = np.asarray(Q, dtype=float)
@@ -208,47 +271,27 @@ def check_hockey(P: np.ndarray, Q: np.ndarray, c: list, bound: Dyadic, exact: Ex
     exact = exact or float_exact(P, Q)
     lf, uf = _bounds_arrays(c)
     upper, lower = _hockey_screen(P, Q, lf, uf, exact_inputs)
-    bound_d = bound
-    bound = float(dy_fraction(bound))
-    v = Verdict(checked=len(c))
-    worst = 0.0
+    floats = [float(dy_fraction(b)) for b in bounds]
+    verdicts = [Verdict(checked=len(c)) for _ in bounds]
+    worst = [0.0] * len(bounds)
     for t in range(len(c)):
-        if c[t] is None:  # e^c = +inf: only the mass on zeros of q counts, exactly
-            stuck = (0, 0)
-            for y in range(P.shape[1]):
-                if exact(t, y, 1)[0] == 0:
-                    stuck = dy_add(stuck, exact(t, y, 0))
-            worst = max(worst, float_up(stuck))
-            if dy_cmp(stuck, bound_d) > 0:
+        if c[t] is None:
+            outcomes = _unbounded_row(P, t, exact, bounds)
+        else:
+            outcomes = [_screened(upper[t], lower[t], f) for f in floats]
+            if None in outcomes:
+                close = [b for b, o in zip(bounds, outcomes) if o is None]
+                decided = iter(_exact_row(P, t, c[t], exact, close))
+                outcomes = [o or next(decided) for o in outcomes]
+        for i, (state, h, close_call) in enumerate(outcomes):
+            v = verdicts[i]
+            worst[i] = max(worst[i], h)
+            v.close += close_call
+            v.undecided += state == 0
+            if state < 0:
                 v.refuted += 1
                 v.first_violation = v.first_violation or (labels(t) if labels else t)
-            continue
-        if upper[t] <= bound * (1 - SCREEN_MARGIN):
-            worst = max(worst, float(upper[t]))
-            continue
-        if lower[t] >= bound * (1 + SCREEN_MARGIN) and lower[t] > 0:
-            worst = max(worst, float(upper[t]))
-            v.refuted += 1
-            v.first_violation = v.first_violation or (labels(t) if labels else t)
-            continue
-        v.close += 1
-        p = [exact(t, y, 0) for y in range(P.shape[1])]
-        q = [exact(t, y, 1) for y in range(P.shape[1])]
-        state = 0
-        for prec in PRECISIONS:
-            h_lo, h_hi = hockey_bounds(p, q, c[t], prec)
-            if dy_le(h_hi, bound_d):
-                state = 1
-                break
-            if dy_cmp(h_lo, bound_d) > 0:
-                state = -1
-                break
-        worst = max(worst, float_up(h_hi))
-        if state < 0:
-            v.refuted += 1
-            v.first_violation = v.first_violation or (labels(t) if labels else t)
-        v.undecided += state == 0
-    return v, worst
+    return list(zip(verdicts, worst))
 
 
 def float_levels(P: np.ndarray, Q: np.ndarray, scale: np.ndarray) -> np.ndarray:
