@@ -175,10 +175,10 @@ def test_lazy_pairs_at_the_deadline_return_a_private_design_and_a_valid_bound(ro
 
 
 def test_lazy_pairs_without_a_relaxed_optimum_return_the_constant_design():
-    from mechdesign.solvers.lazy_pairs import _better_when_stopped, constant_design, repairer
+    from mechdesign.solvers.lazy_pairs import _better, constant_design, repairer
 
     notion, cost = _plane_notion()
-    found = _better_when_stopped(None, constant_design(cost), cost, repairer(notion), 0, 0)
+    found = _better(None, constant_design(cost), cost, repairer(notion), 0, 0)
     assert found.stopped and notion.level(found.matrix) == 0.0
     assert found.objective == pytest.approx(cost.sum(axis=0).min())
     assert found.bound == pytest.approx(cost.min(axis=1).sum())  # the optimum without privacy
@@ -240,3 +240,34 @@ def test_column_generation_past_its_deadline_stops_after_one_round():
     found = solve_by_columns(cost, LDPCone(len(cost), eps), limits=Limits(1e-9))
     assert found.rounds == 1  # each master solve is given at least MIN_SECONDS
     _assert_stopped_design_is_private_with_a_valid_bound(found, cost, eps)
+
+
+def test_lazy_pairs_keep_the_incumbent_when_their_repaired_optimum_is_worse():
+    """The pairs beyond e^20 are left out of the lazy model and repaired afterwards; when that
+    repair makes the final design worse than the design handed in, the handed-in one is kept
+    (not stopped, with the better of the two bounds)."""
+    from mechdesign.solvers.lazy_pairs import constant_design, solve_lazily
+
+    notion, cost = _plane_notion()
+    pairs = (notion.i, notion.j, notion.d)
+    exact = solve_lazily(cost, pairs, notion.epsilon)
+    worse = constant_design(cost).matrix
+    kept = solve_lazily(cost, pairs, notion.epsilon, incumbent=exact, repair=lambda k: worse)
+    assert not kept.stopped and kept.matrix is exact.matrix and kept.objective == exact.objective
+    assert kept.bound >= exact.bound
+
+
+def test_rays_that_stall_within_the_tolerance_keep_their_design():
+    """A graph metric at ε = 8 (pairs far beyond e^20): the rays stop short of their own aim
+    but within the problem's tolerance, and their design is the result (the lazy model, which
+    leaves the steep pairs to repair, would be worse)."""
+    from mechdesign.bench.envelope import build
+
+    problem = build({"family": "graph", "size": 100, "epsilon": 8.0, "prior": "uniform", "loss": "squared"})
+    result = problem.solve()
+    assert result.status == "optimal" and result.holds
+    assert "within the tolerance" in result.solver["path"][-1]
+    d = problem.privacy[0].distances()
+    k = np.exp(-8.0 * d / 2)  # the exponential mechanism: private, so no better than the optimum
+    k /= k.sum(axis=1, keepdims=True)
+    assert result.solver["bound"] <= float((k * problem.objective.cost("default")).sum())

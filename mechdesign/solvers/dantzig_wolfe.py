@@ -261,16 +261,22 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
 NAME = "HiGHS Dantzig-Wolfe (cone rays)"
 
 
-def _solve_general(cost, distances, notion, points, gap: float, limits, path: list[str]) -> ContextSolution:
-    """One context: rays first; when they stall, the lazy-pairs LP for a design of at most
-    LAZY_MAX_ENTRIES entries, otherwise the rays' best design with its proven bound. Each step
-    is noted in ``path``."""
+def _solve_general(cost, distances, notion, points, gap: float, enough: float, limits,
+                   path: list[str]) -> ContextSolution:
+    """One context: rays first, aiming at ``gap``; when they stall with their proven gap within
+    ``enough`` (the problem's tolerance, less a margin for the certificate's re-measurement),
+    their design; otherwise the lazy-pairs LP for a design of at most LAZY_MAX_ENTRIES entries,
+    or else the rays' best design with its proven bound. Each step is noted in ``path``."""
     symmetry = find(points, distances, cost)
     try:
         found = solve_metric(cost, distances, (notion.i, notion.j), notion.epsilon, gap=gap,
                              symmetry=symmetry, limits=limits, stall=STALL_ROUNDS)
     except RaysStalled as stalled:
         path.append(f"cone rays: {stalled.reason}")
+        best = stalled.solution
+        if best is not None and relative_gap(best.objective, best.bound, 0.0) <= enough:
+            path.append("cone rays: their proven gap is within the tolerance")
+            return best
         if cost.size <= LAZY_MAX_ENTRIES:
             path.append("lazy pairs: the rays stalled and the LP with lazy pair rows is affordable")
             return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
@@ -316,7 +322,7 @@ def metric_by_rays(problem, limits=None):
     gap = 0.9 * tolerance if tolerance > 10 * EXACT_GAP else max(min(tolerance / 10, 1e-6), 1e-9)
     path: list[str] = []
     found = solve_contexts(problem, lambda key, cost: _solve_general(cost, distances, notion, points, gap,
-                                                                     limits, path),
+                                                                     0.5 * tolerance, limits, path),
                            NAME, time.perf_counter() - start, limits=limits)
     found[1]["path"] = path
     if any(p.startswith("lazy pairs") for p in path):

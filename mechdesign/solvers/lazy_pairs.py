@@ -75,18 +75,23 @@ def constant_design(cost: np.ndarray) -> ContextSolution:
     return ContextSolution(k, float((cost * k).sum()), float(cost.min(axis=1).sum()), 0, 1)
 
 
-def _better_when_stopped(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, rounds: int,
-                         rows: int) -> ContextSolution:
-    """At the deadline: the relaxed optimum made private by ``repair`` when it is better than the
-    ``incumbent`` (a feasible design), else the incumbent; the better of both bounds either way."""
+def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, rounds: int, rows: int,
+            stopped: bool = True) -> ContextSolution:
+    """The relaxed optimum made private by ``repair`` when it is better than the ``incumbent``
+    (a feasible design), else the incumbent; the better of both bounds either way. At the
+    deadline, and at the end too: the pairs beyond e^20 are left out of the model, and their
+    repair can cost more than the incumbent's own gap (without ``repair`` the relaxed
+    optimum is taken as it is once it is final)."""
     bound = max(incumbent.bound, relaxed[2]) if relaxed is not None else incumbent.bound
-    k = repair(relaxed[0]) if relaxed is not None and repair is not None else None
-    if k is not None:
-        value = float((cost * k).sum())
-        if value < incumbent.objective:
-            return ContextSolution(k, value, min(bound, value), rounds, rows, True)
+    if relaxed is not None and repair is None and not stopped:
+        k, value = relaxed[0], relaxed[1]
+    else:
+        k = repair(relaxed[0]) if relaxed is not None and repair is not None else None
+        value = float((cost * k).sum()) if k is not None else np.inf
+    if k is not None and value < incumbent.objective:
+        return ContextSolution(k, value, min(bound, value), rounds, rows, stopped)
     return ContextSolution(incumbent.matrix, incumbent.objective, min(bound, incumbent.objective), rounds, rows,
-                           True)
+                           stopped)
 
 
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
@@ -146,7 +151,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
             h.setOptionValue("presolve", "off")
         if not solved:
             if limits is not None and limits.expired():
-                return _better_when_stopped(last, incumbent, cost, repair, rounds - 1, h.getNumRow() - n)
+                return _better(last, incumbent, cost, repair, rounds - 1, h.getNumRow() - n)
             raise SolverDeclined(f"a lazy-pairs LP ended {h.modelStatusToString(h.getModelStatus())}")
         K = np.asarray(h.getSolution().col_value)[:size].reshape(n, m)
         value = float((cost * np.maximum(K, 0.0)).sum())
@@ -161,11 +166,10 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         worst = float(excess.max()) if excess.size else 0.0
         if limits is not None:
             limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
-        if worst <= VIOLATION:  # optimal; the incumbent's bound may still be the better one
-            return ContextSolution(last[0], value, min(max(last[2], incumbent.bound), value), rounds,
-                                   h.getNumRow() - n)
+        if worst <= VIOLATION:  # optimal for the pairs in the model
+            return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n, stopped=False)
         if limits is not None and limits.expired():
-            return _better_when_stopped(last, incumbent, cost, repair, rounds, h.getNumRow() - n)
+            return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n)
         # the PER_OUTPUT most violated pairs of every output (fewer where fewer are violated)
         k = min(PER_OUTPUT, excess.shape[0])
         top = np.argpartition(-excess, k - 1, axis=0)[:k]
