@@ -16,6 +16,7 @@ from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
 from mechdesign.design.spec import load_problem
 from mechdesign.privacy import LDP, MetricPrivacy
 from mechdesign.solvers import column_generation, lazy_pairs, line_rays, ray_master
+from mechdesign.design import resolve as resolve_module
 from mechdesign.solvers import convex_route as problem_module
 from mechdesign.solvers.highs_model import quiet_model
 from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
@@ -222,7 +223,9 @@ def test_general_route_bound_on_random_small_lps(seed):
 def test_general_route_bound_holds_at_loose_solver_tolerances(monkeypatch):
     # with a loose dual tolerance HiGHS stops at a suboptimal vertex and reports its objective
     # as "optimal"; the bound proven from its duals stays below the optimum, so the gap shows
+    # (the re-solves at other settings are switched off: they would find the optimum)
     monkeypatch.setattr(problem_module, "HIGHS_OPTIONS", {"dual_feasibility_tolerance": 0.05})
+    monkeypatch.setattr(resolve_module, "HIGHS_RESOLVES", ())
     rng = np.random.default_rng(7)
     worse = 0
     for _ in range(6):
@@ -236,6 +239,22 @@ def test_general_route_bound_holds_at_loose_solver_tolerances(monkeypatch):
         if result.objective > optimum * (1 + 1e-6):
             assert result.status == "failed"
     assert worse > 0
+
+
+def test_a_suboptimal_vertex_is_re_solved_to_the_optimum(monkeypatch):
+    # the same loose tolerance for the first solve; the re-solves in units of its value, with
+    # the primal simplex at tight tolerances among them, reach the closed-form optimum
+    monkeypatch.setattr(problem_module, "HIGHS_OPTIONS", {"dual_feasibility_tolerance": 0.05})
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        n = 6
+        loss = rng.random((n, n))
+        result = Problem(inputs=Domain.from_size(n), privacy=[LDP(0.7)],
+                         objective=WorstCaseLoss(loss, ["default"])).solve()
+        optimum = worst_case_ldp_optimum(loss, 0.7)
+        assert result.status == "optimal", result.message
+        assert result.objective == pytest.approx(optimum, rel=1e-6)
+        assert result.solver["bound"] <= optimum + 1e-12
 
 
 def test_lagrangian_bound_holds_for_any_multipliers():

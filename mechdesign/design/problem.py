@@ -15,6 +15,7 @@ from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.objectives import Objective
+from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
 from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.privacy.certify import audit_all, certify, neutral_row
@@ -113,13 +114,14 @@ class Problem:
         return self.objective.linear and all(n.linear for n in self.privacy)
 
     # pipeline -------------------------------------------------------------------------------
-    def compile(self, parametric: bool = False, scaled: bool = False) -> Program:
+    def compile(self, parametric: bool = False, scaled: bool = False, scale: float | None = None) -> Program:
         """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
         cvxpy Parameters, so :meth:`Notion.set_epsilon` re-targets the program without
         recompiling (sweeps). With ``scaled``, the program minimises objective / s with
         s = :meth:`Objective.magnitude` (``Program.scale``; :func:`run_solver` reports values
         in the objective's units), so that tiny or huge losses meet the solvers' absolute
-        tolerances at their natural scale; otherwise s = 1."""
+        tolerances at their natural scale; otherwise s = 1. A given ``scale`` is s itself (a
+        re-solve in units of a value found, :mod:`mechdesign.design.resolve`)."""
         start = time.perf_counter()
         for notion in self.privacy:
             notion.parametric = parametric
@@ -128,7 +130,8 @@ class Problem:
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
         for i, notion in enumerate(self.privacy):
             constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)})
-        scale = self.objective.magnitude() if scaled else 1.0
+        if scale is None:
+            scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
                        feasible_by_design=self.data_independent_design_holds())
@@ -161,7 +164,10 @@ class Problem:
         info["relaxed"] = any(n.relaxed for n in self.privacy)
         if attempts:
             info["special_solvers"] = attempts
-        return self.finish(raw, info, limits)
+        result = self.finish(raw, info, limits)
+        if needs_resolve(result):
+            result = resolve_in_units_of_value(self, result, chosen, verbose, limits)
+        return result
 
     def solve_specially(self, limits: Limits) -> tuple[tuple[dict, dict] | None, list[dict]]:
         """Try the special solvers in order: ((raw, info) of the one that solved, or None; the

@@ -1,0 +1,87 @@
+"""Re-solving a linear program whose certified optimum could not be proven within tolerance.
+
+The general route divides the costs by their largest magnitude, so that HiGHS's absolute
+tolerances (1e-9) meet the objective at its natural scale. When the optimum is many orders of
+magnitude below that scale — near-coincident points under a squared loss, a prior concentrated
+where the privacy constraints barely bind, ε large — those tolerances are coarse against the
+optimum itself: the design HiGHS returns can be several times the optimum (certified private,
+but not optimal), or its duals prove a bound 1e-5 short of it. Solving again with the costs in
+units of the value just found puts the tolerances where the optimum is.
+
+Each re-solve tries another HiGHS strategy (:data:`HIGHS_RESOLVES`) in units of the best value
+so far; the best certified design and the best proven bound are kept — a bound proven on any
+run bounds the optimum, so it serves every design — until the gap is within the tolerance, the
+strategies are exhausted, or the time limit leaves no room. Every run costs what the first did,
+so nothing here hands the problem to a route slower than the one that already finished.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mechdesign.core.limits import Limits, relative_gap
+from mechdesign.design.result import Result
+from mechdesign.solvers.convex_route import HIGHS_RESOLVES, run_solver
+
+
+def needs_resolve(result: Result) -> bool:
+    """Whether a general-route LP result is a certified design whose gap alone failed."""
+    info = result.solver
+    return (result.status == "failed" and bool(result.mechanisms) and info.get("name") == "HIGHS"
+            and all(a.holds for a in result.certificate) and "fallback" not in info
+            and result.objective is not None and math.isfinite(result.objective) and result.objective > 0)
+
+
+def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: bool, limits: Limits) -> Result:
+    """The best of ``result`` and re-solves of ``problem`` in units of the best value (see the
+    module docstring); the returned result's ``solver["resolves"]`` lists each run."""
+    best, bound = result, _proven_bound(result)
+    runs = []
+    for variant in HIGHS_RESOLVES:
+        if limits.expired() or best.status == "optimal":
+            break
+        program = problem.compile(scale=best.objective)
+        program.highs_variant = dict(variant)
+        raw, info = run_solver(program, solver, verbose, limits)
+        info["relaxed"] = any(n.relaxed for n in problem.privacy)
+        attempt = problem.finish(raw, info, limits)
+        runs.append({"scale": best.objective, "options": dict(variant), "status": attempt.status,
+                     "objective": attempt.objective, "bound": attempt.solver.get("bound")})
+        bound = max(bound, _proven_bound(attempt))
+        if _better(attempt, best):
+            attempt.solver.setdefault("special_solvers", result.solver.get("special_solvers"))
+            best = attempt
+        best = _with_bound(problem, best, bound)
+    best.solver["resolves"] = runs
+    return best
+
+
+def _proven_bound(result: Result) -> float:
+    bound = result.solver.get("bound")
+    if bound is None or not result.solver.get("bound_proven") or not math.isfinite(bound):
+        return -math.inf
+    return float(bound)
+
+
+def _better(attempt: Result, best: Result) -> bool:
+    """A certified design with a lower objective (or the same and a proven optimum)."""
+    if not attempt.mechanisms or not all(a.holds for a in attempt.certificate):
+        return False
+    if attempt.objective is None or not math.isfinite(attempt.objective):
+        return False
+    return attempt.objective < best.objective or (attempt.status == "optimal" and best.status != "optimal")
+
+
+def _with_bound(problem, result: Result, bound: float) -> Result:
+    """``result`` judged against ``bound`` when it is better than its own: a certified design
+    (every audit holds) within the tolerance of a proven bound is optimal."""
+    if not math.isfinite(bound) or bound <= _proven_bound(result):
+        return result
+    gap = relative_gap(result.objective, bound, problem.objective_scale())
+    result.solver.update({"bound": bound, "bound_proven": True, "gap": gap})
+    if result.status == "failed" and gap <= problem.gap_tolerance:
+        result.status, result.message = "optimal", ""
+    elif result.status == "failed":
+        result.message = (f"the mechanism is certified private but its optimality gap {gap:.3g} exceeds "
+                          f"the tolerance {problem.gap_tolerance:g}")
+    return result
