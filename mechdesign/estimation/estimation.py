@@ -167,22 +167,9 @@ def ibu(K, counts, *, tol: float = 1e-8, max_iter: int = 100_000, init=None,
     n = k.shape[0]
     theta = np.full(n, 1.0 / n) if init is None else np.asarray(init, dtype=float).copy()
     theta = theta / theta.sum()
-
-    def step(t):
-        pred = t @ ks
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(pred > 0, qs / pred, 0.0)
-        g = ks @ ratio
-        new = t * g
-        s = new.sum()
-        return (new / s if s > 0 else t), g, pred
-
-    evals = 0
-    converged = False
-    change = math.inf
-    method = "squarem" if accelerate else "em"
+    evals, converged, change = 0, False, math.inf
     while evals < max_iter:
-        t1, g, pred0 = step(theta)
+        t1, pred0 = _ibu_update(theta, ks, qs)
         evals += 1
         change = float(np.abs(t1 - theta).sum())
         if change <= tol:
@@ -191,47 +178,65 @@ def ibu(K, counts, *, tol: float = 1e-8, max_iter: int = 100_000, init=None,
         if not accelerate or evals >= max_iter:
             theta = t1
             continue
-        t2, _, _ = step(t1)
-        evals += 1
-        r = t1 - theta
-        v = t2 - t1 - r
-        nv = float(np.linalg.norm(v))
-        if nv == 0.0:
-            theta = t2
-            continue
-        alpha = -float(np.linalg.norm(r)) / nv
-        base = _loglik(qs, pred0)
-        candidate = t2
-        while alpha < -1.0:
-            x = theta - 2 * alpha * r + alpha * alpha * v
-            if np.all(x >= 0):
-                x = x / x.sum()
-                if _loglik(qs, x @ ks) >= base:
-                    candidate = x
-                    break
-            alpha = (alpha - 1.0) / 2.0
-        if evals < max_iter and candidate is not t2:
-            stabilised, _, _ = step(candidate)  # one plain update keeps the iterate well inside
-            evals += 1
-            candidate = stabilised
-        theta = candidate
-    pred = theta @ ks
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = ks @ np.where(pred > 0, qs / pred, 0.0)
-    if not converged:
+        theta, used = _squarem_step(theta, t1, pred0, ks, qs, room=max_iter - evals)
+        evals += used
+    if converged:
+        theta = t1  # the last (converged) update
+    else:
         # the residual at the returned point
-        nxt = theta * g
-        change = float(np.abs(nxt / nxt.sum() - theta).sum()) if nxt.sum() > 0 else change
+        nxt, pred = _ibu_update(theta, ks, qs)
+        if np.any(pred > 0):
+            change = float(np.abs(nxt - theta).sum())
         if warn:
             warnings.warn(f"IBU stopped at its iteration cap ({max_iter} updates) before converging: "
                           f"last change {change:.3g} > tolerance {tol:g}", ConvergenceWarning,
                           stacklevel=2)
-    else:
-        theta = t1  # the last (converged) update
-        pred = theta @ ks
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = ks @ np.where(pred > 0, qs / pred, 0.0)
-    return IBUResult(theta, evals, converged, change, float(g.max() - 1.0), _loglik(qs, pred), method)
+    pred = theta @ ks
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = ks @ np.where(pred > 0, qs / pred, 0.0)
+    return IBUResult(theta, evals, converged, change, float(g.max() - 1.0), _loglik(qs, pred),
+                     "squarem" if accelerate else "em")
+
+
+def _ibu_update(theta: np.ndarray, ks: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One IBU update θ'[x] = θ[x]·Σ_y q̂_y K[x, y] / (θK)_y, normalised (θ itself when every
+    prediction on the support is 0); also the predictions θK it used."""
+    pred = theta @ ks
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(pred > 0, qs / pred, 0.0)
+    new = theta * (ks @ ratio)
+    total = new.sum()
+    return (new / total if total > 0 else theta), pred
+
+
+def _squarem_step(theta, t1, pred0, ks, qs, room: int) -> tuple[np.ndarray, int]:
+    """SQUAREM's extrapolation from θ through two updates t1, t2 (Varadhan and Roland 2008,
+    scheme S3): x = θ − 2αr + α²v with r = t1 − θ, v = t2 − t1 − r and α = −|r|/|v|, halved
+    towards plain EM (α = −1 gives t2) while x leaves the simplex or lowers the likelihood;
+    one plain update after a real extrapolation keeps the iterate well inside. Returns the new
+    iterate and the updates used (at most ``room`` beyond t1's)."""
+    t2, _ = _ibu_update(t1, ks, qs)
+    used = 1
+    r = t1 - theta
+    v = t2 - t1 - r
+    nv = float(np.linalg.norm(v))
+    if nv == 0.0:
+        return t2, used
+    alpha = -float(np.linalg.norm(r)) / nv
+    base = _loglik(qs, pred0)
+    candidate = t2
+    while alpha < -1.0:
+        x = theta - 2 * alpha * r + alpha * alpha * v
+        if np.all(x >= 0):
+            x = x / x.sum()
+            if _loglik(qs, x @ ks) >= base:
+                candidate = x
+                break
+        alpha = (alpha - 1.0) / 2.0
+    if used < room and candidate is not t2:
+        candidate, _ = _ibu_update(candidate, ks, qs)
+        used += 1
+    return candidate, used
 
 
 def estimate(K, counts, method: str, **options) -> np.ndarray:

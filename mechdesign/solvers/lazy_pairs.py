@@ -94,6 +94,45 @@ def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, round
                            stopped)
 
 
+class PairRowsModel:
+    """The lazy LP in highspy: the entries of K (costs ``cost``), the rows summing to 1, and the
+    pair rows K[i, y] − e^{ε d} K[j, y] <= 0 added so far (``active``, pair × output)."""
+
+    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray):
+        n, m = cost.shape
+        size = n * m
+        self.i, self.j, self.coef, self.m = i, j, coef, m
+        self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
+        self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
+                       np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
+        self.h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
+                       np.arange(size, dtype=np.int32), np.ones(size))
+        self.active = np.zeros((i.size, m), dtype=bool)
+
+    def add(self, p: np.ndarray, y: np.ndarray) -> None:
+        """Rows for the pairs ``p`` at the outputs ``y`` (arrays of the same length)."""
+        k, m = p.size, self.m
+        index = np.column_stack([self.i[p] * m + y, self.j[p] * m + y]).ravel().astype(np.int32)
+        values = np.column_stack([np.ones(k), -self.coef[p]]).ravel()
+        self.h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
+                       index, values)
+        self.active[p, y] = True
+
+    def most_violated(self, K: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """(the largest violation by K of a pair not in the model, and the pairs and outputs of
+        the PER_OUTPUT most violated ones of every output — fewer where fewer exceed
+        VIOLATION)."""
+        excess = K[self.i] - self.coef[:, None] * K[self.j]
+        excess[self.active] = 0.0
+        if not excess.size:
+            return 0.0, np.array([], dtype=int), np.array([], dtype=int)
+        k = min(PER_OUTPUT, excess.shape[0])
+        top = np.argpartition(-excess, k - 1, axis=0)[:k]
+        outputs = np.broadcast_to(np.arange(self.m), top.shape)
+        violated = excess[top, outputs] > VIOLATION
+        return float(excess.max()), top[violated], outputs[violated]
+
+
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
                  repair=None) -> ContextSolution:
@@ -113,30 +152,16 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     usable = epsilon * d <= MAX_LOG_COEFFICIENT
     i, j, d = i[usable], j[usable], d[usable]
     coef = np.exp(epsilon * d)
-    h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
-    size = n * m
     # the LP works on costs in units of the incumbent's value when another solver found it
     # (HiGHS's tolerances are absolute: an optimum of 1e-5 next to costs of 1 drowns in the
     # reduced-cost tolerance summed over the columns); values and bounds are scaled back
     unit = incumbent.objective if incumbent.rounds and incumbent.objective > 0 else 1.0
-    h.addCols(size, (cost / unit).ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
-              np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
-    h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
-              np.arange(size, dtype=np.int32), np.ones(size))
-    active = np.zeros((i.size, m), dtype=bool)
-
-    def add(p: np.ndarray, y: np.ndarray) -> None:
-        k = p.size
-        index = np.column_stack([i[p] * m + y, j[p] * m + y]).ravel().astype(np.int32)
-        values = np.column_stack([np.ones(k), -coef[p]]).ravel()
-        h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
-                  index, values)
-        active[p, y] = True
-
+    model = PairRowsModel(cost / unit, i, j, coef)
+    h, size = model.h, n * m
     first = np.flatnonzero(_nearest_pairs(i, j, d, n, NEIGHBOURS))
     p0, y0 = np.meshgrid(first, np.arange(m), indexing="ij")
     if first.size:
-        add(p0.ravel(), y0.ravel())
+        model.add(p0.ravel(), y0.ravel())
     last = None
     # the first LP from scratch by the interior-point method with crossover (10 × 10 grid at
     # ε = 0.1: 3.6 s against 29 s by the dual simplex, which stalls on its degeneracy); the
@@ -161,21 +186,14 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         bound = max(highs_model_bound(h, upper=1.0), row_simplex_bound(h, n, m))
         bound = float(np.nextafter(bound * unit, -np.inf))  # rounded down
         last = (np.maximum(K, 0.0), value, min(bound, value))
-        excess = K[i] - coef[:, None] * K[j]
-        excess[active] = 0.0
-        worst = float(excess.max()) if excess.size else 0.0
+        worst, p, y = model.most_violated(K)
         if limits is not None:
             limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
         if worst <= VIOLATION:  # optimal for the pairs in the model
             return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n, stopped=False)
         if limits is not None and limits.expired():
             return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n)
-        # the PER_OUTPUT most violated pairs of every output (fewer where fewer are violated)
-        k = min(PER_OUTPUT, excess.shape[0])
-        top = np.argpartition(-excess, k - 1, axis=0)[:k]
-        outputs = np.broadcast_to(np.arange(m), top.shape)
-        violated = excess[top, outputs] > VIOLATION
-        add(top[violated], outputs[violated])
+        model.add(p, y)
     raise SolverDeclined(f"lazy pairs: no feasible relaxed optimum within {max_rounds} rounds")
 
 
