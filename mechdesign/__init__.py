@@ -11,9 +11,15 @@ line's ``--help`` stay fast; ``from mechdesign import Problem`` works as usual.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
+from mechdesign import examples
 from mechdesign.core.lazy_import import lazy_exports
 
-__version__ = "0.1.0"
+try:  # the installed distribution's version: pyproject.toml is the one place it is written
+    __version__ = version("mechdesign")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 #: public name -> the module that defines it
 _EXPORTS = {
@@ -25,9 +31,20 @@ _EXPORTS = {
     "product_distribution": "mechanisms.composition", "coupling_mechanism": "mechanisms.coupling_mechanism",
     "mechanism_from_coupling": "transport.coupling_kernel", "DIVERGENCES": "core.divergences",
     "divergence": "core.divergences",
+    # objectives and privacy notions, to build a Problem from arrays
+    "ExpectedLoss": "core.objectives", "ErrorProbability": "core.objectives",
+    "WorstCaseLoss": "core.objectives", "MaxOffDiagonal": "core.objectives",
+    "ProfileMarginalError": "core.objectives",
+    "LDP": "privacy.ldp", "ApproxLDP": "privacy.ldp", "MetricPrivacy": "privacy.metric",
+    "DistP": "privacy.distp", "XDistP": "privacy.distp", "ProfilePrivacy": "privacy.distp",
+    "Side": "privacy.distp", "DivergenceDP": "privacy.divergence", "DivergenceXDP": "privacy.divergence",
+    "DivergenceDistP": "privacy.divergence", "DivergenceXDistP": "privacy.divergence",
+    "InformationPrivacy": "privacy.information", "MutualInformation": "privacy.information",
+    "MinEntropy": "privacy.information", "GVulnerability": "privacy.information",
+    "Target": "privacy.target", "ApproximateKnowledge": "privacy.target",
 }
 
-__all__ = list(_EXPORTS)
+__all__ = list(_EXPORTS) + ["examples"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

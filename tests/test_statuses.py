@@ -28,6 +28,7 @@ from mechdesign.privacy.base import Notion
 from mechdesign.solvers import convex_route
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.registry import SpecialSolver
+from tests.conftest import PROBLEMS
 
 
 def small_ldp(n=4, eps=1.0, seed=0):
@@ -149,7 +150,7 @@ def test_special_solver_exceptions_fall_through(monkeypatch, exc):
     original = problem_module.special_solvers
     monkeypatch.setattr(problem_module, "special_solvers",
                         lambda: (SpecialSolver("broken", lambda p: None, broken), *original()))
-    result = load_problem("problems/ldp-skewed-prior.toml").solve()
+    result = load_problem(PROBLEMS / "ldp-skewed-prior.toml").solve()
     assert result.status == "optimal"
     record = result.solver["special_solvers"]
     assert record[0]["solver"] == "broken" and record[0]["outcome"].startswith(f"raised {type(exc).__name__}")
@@ -189,8 +190,8 @@ def test_no_privacy_is_stated():
 
 @pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr", "geo-grid", "kl-distp"])
 def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
-    reference = load_problem(f"problems/{name}.toml").solve()
-    tiny = load_problem(f"problems/{name}.toml")
+    reference = load_problem(PROBLEMS / f"{name}.toml").solve()
+    tiny = load_problem(PROBLEMS / f"{name}.toml")
     tiny.objective.loss = tiny.objective.loss * 1e-9
     result = tiny.solve()
     assert reference.status == "optimal"
@@ -201,8 +202,8 @@ def test_tiny_losses_are_solved_to_the_same_relative_precision(name):
 
 def test_tiny_losses_in_a_sweep():
     # the sweep's parametric program is scaled like the plain solve's (geo-grid: general LP route)
-    reference = load_problem("problems/geo-grid.toml").solve()
-    tiny = load_problem("problems/geo-grid.toml")
+    reference = load_problem(PROBLEMS / "geo-grid.toml").solve()
+    tiny = load_problem(PROBLEMS / "geo-grid.toml")
     tiny.objective.loss = tiny.objective.loss * 1e-9
     eps = tiny.privacy[0].epsilon
     point = sweep(tiny, [eps], use_special=False).points[0]
@@ -274,7 +275,7 @@ def test_other_arguments_are_checked():
         Problem(inputs=Domain.from_size(2), objective=objective, privacy=["ldp"])
     assert err.value.key == "privacy"
     with pytest.raises(ProblemError) as err:
-        Problem(inputs=[0, 1], objective=objective)
+        Problem(inputs=2.5, objective=objective)  # a list of labels is a domain; a float is not
     assert err.value.key == "inputs"
     with pytest.raises(ProblemError) as err:
         Problem(inputs=Domain.from_size(2), objective="expected-loss")

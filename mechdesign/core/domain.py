@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.errors import ProblemError
 
 
@@ -72,8 +74,13 @@ class Domain:
         return cls(tuple(str(i) for i in range(n)), np.arange(n, dtype=float))
 
     @classmethod
-    def from_points(cls, points, labels: Sequence | None = None) -> "Domain":
-        pts = np.asarray(points, dtype=float)
+    def from_points(cls, points: Any, labels: Sequence | None = None) -> "Domain":
+        """Values at ``points`` (an (n, d) array, or n numbers on a line), labelled "0".."n-1"
+        unless ``labels`` are given."""
+        try:
+            pts = np.asarray(points, dtype=float)
+        except (TypeError, ValueError):
+            raise ProblemError("points must be numbers or equal-length lists of numbers") from None
         if labels is None:
             labels = [str(i) for i in range(len(pts))]
         return cls(tuple(labels), pts)
@@ -86,38 +93,53 @@ class Domain:
         return cls(tuple(labels), np.column_stack([r.ravel(), c.ravel()]) * float(cell))
 
     @classmethod
-    def coerce(cls, value) -> "Domain":
-        """Accept a Domain, an int (size) or a sequence of labels."""
+    def coerce(cls, value: Domain | int | Sequence | np.ndarray) -> Domain:
+        """A Domain from any of: a Domain; an int n (values 0..n-1 on a line); a sequence of
+        labels (numbers become 1-D points); an (n, d) array or list of coordinates (points
+        labelled "0".."n-1"). ProblemError for anything else."""
         if isinstance(value, Domain):
             return value
-        if isinstance(value, (int, np.integer)):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            if value < 1:
+                raise ProblemError(f"a domain needs at least one value, got size {value}")
             return cls.from_size(int(value))
-        return cls.from_labels(value)
+        if isinstance(value, (str, bytes, bool, float, np.floating)) or value is None:
+            raise ProblemError(f"expected {COERCIBLE}, got {value!r}")
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # ragged lists
+            raise ProblemError(f"expected {COERCIBLE}; points must all have the same length") from None
+        if arr.ndim == 2:
+            return cls.from_points(arr)
+        if arr.ndim == 1 and arr.size > 0 and arr.dtype != object:
+            return cls.from_labels(arr.tolist())
+        raise ProblemError(f"expected {COERCIBLE}, got {preview.array(arr) if arr.dtype != object else value!r}")
 
     # queries ------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.labels)
 
-    def __contains__(self, label) -> bool:
+    def __contains__(self, label: object) -> bool:
         return str(label) in self._index
 
-    def index(self, label) -> int:
+    def index(self, label: Any) -> int:
+        """The position of ``label``; ProblemError naming the known labels when it is unknown."""
         try:
             return self._index[str(label)]
         except KeyError:
-            raise ProblemError(f"unknown label '{label}'; known labels: {_preview(self.labels)}")
+            raise ProblemError(f"unknown label '{label}'; known labels: {preview.labels(self.labels)}")
 
     def same_as(self, other: "Domain") -> bool:
+        """Whether ``other`` has the same labels in the same order."""
         return self.labels == other.labels
 
     def __repr__(self) -> str:
         dim = "" if self.points is None else f", points in R^{self.points.shape[1]}"
-        return f"Domain({len(self)} values: {_preview(self.labels)}{dim})"
+        return f"Domain({len(self)} values: {preview.labels(self.labels)}{dim})"
 
 
-def _preview(labels: Sequence[str], k: int = 6) -> str:
-    shown = ", ".join(labels[:k])
-    return shown + (f", ... ({len(labels)} in all)" if len(labels) > k else "")
+COERCIBLE = ("a Domain, a size (a positive whole number), a list of labels or an (n, d) array of "
+             "points")

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 
 STOCHASTIC_TOL = 1e-9
 
 
-def check_distribution(vector, n: int | None = None, what: str = "distribution") -> np.ndarray:
+def check_distribution(vector: Any, n: int | None = None, what: str = "distribution") -> np.ndarray:
     """Validate a probability vector (non-negative, finite, sums to 1 within 1e-9)."""
     try:
         v = np.asarray(vector, dtype=float)
@@ -31,7 +32,7 @@ def check_distribution(vector, n: int | None = None, what: str = "distribution")
     return v
 
 
-def check_stochastic(matrix, shape: tuple[int, int] | None = None, what: str = "matrix") -> np.ndarray:
+def check_stochastic(matrix: Any, shape: tuple[int, int] | None = None, what: str = "matrix") -> np.ndarray:
     """Validate a row-stochastic matrix."""
     try:
         k = np.asarray(matrix, dtype=float)
@@ -71,7 +72,7 @@ class Mechanism:
 
     def __init__(
         self,
-        matrix,
+        matrix: Any,
         inputs: Domain | int | Sequence | None = None,
         outputs: Domain | int | Sequence | None = None,
         *,
@@ -97,12 +98,13 @@ class Mechanism:
     def shape(self) -> tuple[int, int]:
         return self.matrix.shape
 
-    def lift(self, lam) -> np.ndarray:
+    def lift(self, lam: Any) -> np.ndarray:
         """Output distribution λK of an input distribution λ (Kawamoto and Murakami’s (2019) A#(λ))."""
         lam = check_distribution(lam, len(self.inputs), "input distribution")
         return lam @ self.matrix
 
-    def sample(self, x, rng: np.random.Generator | int | None = None, size: int | None = None):
+    def sample(self, x: Any, rng: np.random.Generator | int | None = None,
+               size: int | None = None) -> str | list[str]:
         """Draw output label(s) for input label ``x``."""
         rng = np.random.default_rng(rng)
         row = self.matrix[self.inputs.index(x)]
@@ -143,5 +145,8 @@ class Mechanism:
         return cls(k, data.get("inputs"), data.get("outputs"))
 
     def __repr__(self) -> str:
-        label = f" '{self.name}'" if self.name else ""
-        return f"Mechanism{label}({len(self.inputs)} inputs x {len(self.outputs)} outputs)"
+        outputs = None if self.outputs is self.inputs else f"[{preview.labels(self.outputs.labels)}]"
+        return preview.call("Mechanism", [
+            ("name", None if self.name is None else repr(self.name)),
+            ("inputs", f"[{preview.labels(self.inputs.labels)}]"), ("outputs", outputs),
+            ("matrix", preview.array(self.matrix))])

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 
@@ -29,6 +30,13 @@ class Metric:
         ``graph`` (shortest path over weighted ``edges``) or ``matrix`` (explicit distances).
     edges : list of (label, label, weight), for ``graph``
     matrix : array, for ``matrix`` (over the input domain)
+
+    Examples
+    --------
+    >>> Metric("absolute").distances(Domain.from_labels([0, 1, 3]))[0].tolist()
+    [0.0, 1.0, 3.0]
+    >>> Metric.coerce([[0, 2], [2, 0]])
+    Metric('matrix', matrix=[[0, 2], [2, 0]])
     """
 
     kind: str
@@ -60,6 +68,32 @@ class Metric:
             if not np.allclose(m, m.T):
                 raise ProblemError("metric matrix must be symmetric", key="metric.matrix")
             self.matrix = m
+
+    @classmethod
+    def coerce(cls, value: Metric | str | Any) -> Metric:
+        """A Metric from a Metric, a kind name (``"absolute"``, ``"euclidean"``, ...; a graph
+        needs its edges, so ``Metric("graph", edges=...)``) or a square matrix of distances
+        (kind ``matrix``); ProblemError naming ``metric`` otherwise."""
+        if isinstance(value, Metric):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        try:
+            matrix = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            matrix = None
+        if matrix is None or matrix.ndim != 2:
+            raise ProblemError(f"expected a Metric, a metric kind ({', '.join(METRIC_KINDS)}) or a "
+                               f"square matrix of distances, got {value!r}", key="metric")
+        return cls("matrix", matrix=matrix)
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.edges is not None:
+            extra = f", {len(self.edges)} edge{'s' if len(self.edges) != 1 else ''}"
+        if self.matrix is not None:
+            extra += f", matrix={preview.array(self.matrix)}"
+        return f"Metric({self.kind!r}{extra})"
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)

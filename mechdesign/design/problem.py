@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import Objective
+from mechdesign.core.setting import Setting, probabilities
 from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
 from mechdesign.privacy.base import DEFAULT, Notion
@@ -27,27 +30,101 @@ from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_
 from mechdesign.solvers.registry import run_special_solvers
 
 
-@dataclass
+@dataclass(repr=False)
 class Problem:
     """A mechanism-design problem.
 
     Parameters
     ----------
-    inputs, outputs : Domain
-        Input and output domains (outputs default to the inputs).
+    inputs, outputs : Domain, int, list of labels or (n, d) array of points
+        Input and output domains (outputs default to the inputs): a size n gives the values
+        0..n-1 on a line, numeric labels become points on a line, an (n, d) array gives points
+        labelled "0".."n-1" (see :meth:`Domain.coerce`).
     objective : Objective
         What to minimise.
-    privacy : sequence of Notion
+    privacy : sequence of Notion, or one Notion
         Constraints that must all hold.
     contexts : mapping name -> distribution, optional
         One mechanism per context (auxiliary inputs / profiles); default one shared mechanism
         keyed ``"default"``.
+    metric : Metric, metric kind or square matrix of distances, optional
+        The ground metric over the inputs, which notions and objectives built without one use
+        (``MetricPrivacy(ε)``, ``ExpectedLoss("metric")``, ``XDistP(ε, pairs)``, ...).
+
+    Notes
+    -----
+    The objective and the notions may leave out what the problem knows; it fills it in when it
+    is built (their ``bind``): a loss name's matrix and a uniform prior, the problem's metric
+    and inputs for metric privacy, its contexts for profile privacy and targets, its metric's
+    distances for XDistP and divergence XDP. Every array is checked against the domains here,
+    and a misfit is a :class:`~mechdesign.core.errors.ProblemError` naming the argument and the
+    expected shape.
+
+    Examples
+    --------
+    ε-LDP on three categories with a uniform prior: the optimum is k-ary randomized response,
+    whose error probability is (k − 1)/(e^ε + k − 1).
+
+    >>> import numpy as np
+    >>> from mechdesign import LDP, ErrorProbability, Problem
+    >>> problem = Problem(inputs=["a", "b", "c"], objective=ErrorProbability(prior=[1/3, 1/3, 1/3]),
+    ...                   privacy=[LDP(1.0)])
+    >>> problem
+    Problem(name='problem', inputs=Domain(3 values: a, b, c), objective=ErrorProbability(prior=[0.333333, 0.333333, 0.333333]), privacy=[LDP(epsilon=1)])
+    >>> result = problem.solve()
+    >>> print(result.status, f"{result.objective:.9f}", f"{2 / (np.e + 2):.9f}")
+    optimal 0.423883115 0.423883115
+
+    d-privacy (ε·d) on points with a metric: two points 2 apart with ε = 0.5 report the other
+    point with probability 1/(1 + e^{εd}), an expected loss of d/(1 + e^{εd}).
+
+    >>> from mechdesign import ExpectedLoss, MetricPrivacy
+    >>> problem = Problem(inputs=[[0.0], [2.0]], metric="euclidean",
+    ...                   objective=ExpectedLoss("metric", prior=[0.5, 0.5]), privacy=[MetricPrivacy(0.5)])
+    >>> print(f"{problem.solve().objective:.9f}", f"{2 / (1 + np.exp(0.5 * 2)):.9f}")
+    0.537882843 0.537882843
+
+    Distribution privacy between two sources λ = (p, 1 − p) and λ' = (1 − p, p) through one
+    shared mechanism, uniform prior: by symmetry the optimum flips each value with probability
+    (p − e^ε(1 − p)) / ((2p − 1)(1 + e^ε)), its error probability.
+
+    >>> from mechdesign import DistP
+    >>> p, eps = 0.8, 0.5
+    >>> problem = Problem(inputs=["0", "1"], objective=ErrorProbability(prior=[0.5, 0.5]),
+    ...                   privacy=[DistP(eps, [([p, 1 - p], [1 - p, p])])])
+    >>> e = np.exp(eps)
+    >>> print(f"{problem.solve().objective:.9f}", f"{(p - e * (1 - p)) / ((2 * p - 1) * (1 + e)):.9f}")
+    0.295901115 0.295901115
+
+    Profile privacy (Geumlek and Chaudhuri, ISIT 2019) between two Bernoulli profiles with
+    one mechanism each, minimising the largest flip probability: profile a's mechanism flips
+    0 to 1 and profile b's 1 to 0, each with probability t = (q − e^ε p) / (q + e^ε(1 − p))
+    for P(1) = p under a and q under b (p < q, while t > 0).
+
+    >>> from mechdesign import MaxOffDiagonal, ProfilePrivacy
+    >>> p, q, eps = 0.3, 0.6, 0.5
+    >>> problem = Problem(inputs=["0", "1"], contexts={"a": [1 - p, p], "b": [1 - q, q]},
+    ...                   objective=MaxOffDiagonal(), privacy=[ProfilePrivacy(eps, [("a", "b")])])
+    >>> e = np.exp(eps)
+    >>> print(f"{problem.solve().objective:.9f}", f"{(q - e * p) / (q + e * (1 - p)):.9f}")
+    0.060078288 0.060078288
+
+    An information bound: Shannon capacity at most 0.5 bits on a binary secret with a uniform
+    prior. The optimum is the binary symmetric channel whose capacity 1 − h(α) is 0.5 bits.
+
+    >>> from scipy.optimize import brentq
+    >>> from mechdesign import InformationPrivacy
+    >>> problem = Problem(inputs=["0", "1"], objective=ErrorProbability(prior=[0.5, 0.5]),
+    ...                   privacy=[InformationPrivacy(0.5)])
+    >>> def h(a): return -a * np.log2(a) - (1 - a) * np.log2(1 - a)
+    >>> print(f"{problem.solve().objective:.6f}", f"{brentq(lambda a: 1 - h(a) - 0.5, 1e-9, 0.5):.6f}")
+    0.110028 0.110028
     """
 
-    inputs: Domain
+    inputs: Domain | int | Sequence | np.ndarray
     objective: Objective
-    privacy: Sequence[Notion] = ()
-    outputs: Domain | None = None
+    privacy: Sequence[Notion] | Notion = ()
+    outputs: Domain | int | Sequence | np.ndarray | None = None
     contexts: Mapping[str, np.ndarray] | None = None
     name: str = "problem"
     description: str = ""
@@ -57,20 +134,20 @@ class Problem:
     time_limit: float | None = None
     source: str | None = None
     extras: dict = field(default_factory=dict)
+    #: the ground metric over the inputs (None: none); see the class docstring
+    metric: Metric | str | np.ndarray | None = None
 
-    def __post_init__(self):
-        if self.outputs is None:
-            self.outputs = self.inputs
+    def __post_init__(self) -> None:
+        self.inputs = _domain(self.inputs, "inputs")
+        self.outputs = self.inputs if self.outputs is None else _domain(self.outputs, "outputs")
         self.solver = check_solver(self.solver)
         self.time_limit = check_time_limit(self.time_limit, key="time_limit")
-        self.privacy = list(self.privacy)
+        self.privacy = [self.privacy] if isinstance(self.privacy, Notion) else list(self.privacy)
         self._validate()
 
     def _validate(self) -> None:
-        """Check the pieces fit together before anything is compiled; ProblemError otherwise."""
-        for name, dom in (("inputs", self.inputs), ("outputs", self.outputs)):
-            if not isinstance(dom, Domain) or len(dom) == 0:
-                raise ProblemError(f"expected a non-empty Domain, got {type(dom).__name__}", key=name)
+        """Check the pieces fit together before anything is compiled, filling in what the
+        objective and the notions left to the problem; ProblemError otherwise."""
         if not isinstance(self.objective, Objective):
             raise ProblemError(f"expected an Objective, got {type(self.objective).__name__}", key="objective")
         bad = [type(n).__name__ for n in self.privacy if not isinstance(n, Notion)]
@@ -83,27 +160,47 @@ class Problem:
                 or not np.isfinite(gap) or gap <= 0:
             raise ProblemError(f"expected a finite positive number, got {gap!r}", key="solve.gap_tolerance")
         n, m = len(self.inputs), len(self.outputs)
+        self.metric = _metric(self.metric, self.inputs)
         if self.contexts is not None:
             if not isinstance(self.contexts, Mapping) or not self.contexts:
                 raise ProblemError("expected a non-empty mapping from name to distribution", key="mechanism.contexts")
-            self.contexts = {k: check_prior(v, n, f"mechanism.contexts[{k}]") for k, v in self.contexts.items()}
+            self.contexts = {k: probabilities(v, n, f"mechanism.contexts[{k}]") for k, v in self.contexts.items()}
+        setting = self.setting()
+        self.objective = self.objective.bind(setting)
         self.objective.check(n, m, self.keys)
-        prior = getattr(self.objective, "row_weights", {}).get(DEFAULT) if self.contexts is None else None
-        if prior is not None:  # a single mechanism's row weights are the prior
-            check_prior(prior, n, f"objective.row_weights[{DEFAULT}]")
+        self.privacy = [_bind(notion, i, setting) for i, notion in enumerate(self.privacy)]
         for i, notion in enumerate(self.privacy):
             self._notion_keys(notion, i)
 
+    def setting(self) -> Setting:
+        """What the objective and the notions may take from the problem: domains, metric, contexts."""
+        return Setting(self.inputs, self.outputs, self.metric, self.contexts)
+
     def _notion_keys(self, notion: Notion, index: int) -> list[str]:
         """The mechanism keys ``notion`` constrains; ProblemError when it names one the problem
-        does not have (checked at construction and again at compile: ``privacy`` is a list a
-        caller may extend)."""
+        does not have, or when it still needs what the problem knows (checked at construction
+        and again at compile: ``privacy`` is a list a caller may extend, and a notion added
+        after construction is not completed)."""
+        if _bind(notion, index, self.setting()) is not notion:
+            raise ProblemError(f"{notion!r} was added after the problem was built and needs what the "
+                               "problem knows (its metric, inputs or contexts): build the problem with "
+                               "it", key=f"privacy[{index}]")
         keys = notion.keys(self.keys)
         missing = [k for k in keys if k not in self.keys]
         if missing:
             raise ProblemError(f"notion '{notion.name}' refers to unknown mechanism contexts {missing}; "
                                f"expected among {self.keys}", key=f"privacy[{index}]")
         return keys
+
+    def __repr__(self) -> str:
+        same = self.outputs is self.inputs or self.outputs.same_as(self.inputs)
+        return preview.call("Problem", [
+            ("name", repr(self.name)), ("inputs", repr(self.inputs)),
+            ("outputs", None if same else repr(self.outputs)),
+            ("metric", None if self.metric is None else repr(self.metric)),
+            ("contexts", None if not self.contexts else preview.mapping(self.contexts)),
+            ("objective", repr(self.objective)),
+            ("privacy", "[" + ", ".join(repr(n) for n in self.privacy) + "]")])
 
     @property
     def keys(self) -> list[str]:
@@ -172,6 +269,8 @@ class Problem:
     def solve_specially(self, limits: Limits) -> tuple[tuple[dict, dict] | None, list[dict]]:
         """Try the special solvers in order: ((raw, info) of the one that solved, or None; the
         record of every solver, which is also put in that info as ``"special_solvers"``)."""
+        for i, notion in enumerate(self.privacy):
+            self._notion_keys(notion, i)
         found, attempts = run_special_solvers(self, limits, special_solvers())
         if found is not None:
             found[1]["special_solvers"] = attempts
@@ -325,18 +424,34 @@ class Problem:
                                  "not optimised")
 
 
-def check_prior(value, n: int, key: str) -> np.ndarray:
-    """A probability vector of length ``n`` (finite, non-negative, summing to 1 within 1e-9·n),
-    or ProblemError naming ``key``."""
+def _domain(value: Any, key: str) -> Domain:
+    """``inputs`` / ``outputs`` as a Domain (:meth:`Domain.coerce`), errors naming ``key``."""
     try:
-        p = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ProblemError("expected a vector of probabilities", key=key) from None
-    if p.shape != (n,):
-        raise ProblemError(f"expected {n} probabilities (one per input), got shape {p.shape}", key=key)
-    if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9 * max(n, 1):
-        raise ProblemError(f"expected finite non-negative probabilities summing to 1 (sum {p.sum():.12g})", key=key)
-    return p
+        return Domain.coerce(value)
+    except ProblemError as exc:
+        raise ProblemError(exc.detail, key=key) from None
+
+
+def _metric(value: Any, inputs: Domain) -> Metric | None:
+    """``metric`` as a Metric (:meth:`Metric.coerce`) checked on the inputs, or None."""
+    if value is None:
+        return None
+    try:
+        metric = Metric.coerce(value)
+        metric.distances(inputs)
+    except ProblemError as exc:
+        raise ProblemError(exc.detail, key="metric" if not exc.key or exc.key == "metric"
+                           else exc.key) from None
+    return metric
+
+
+def _bind(notion: Notion, index: int, setting: Setting) -> Notion:
+    """``notion`` bound to the problem (:meth:`Notion.bind`), errors located at ``privacy[index]``."""
+    try:
+        return notion.bind(setting)
+    except ProblemError as exc:
+        key = f"privacy[{index}]" + (f".{exc.key}" if exc.key else "")
+        raise ProblemError(exc.detail, key=key) from None
 
 
 def privacy_note(notions: Sequence[Notion]) -> str:

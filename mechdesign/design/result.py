@@ -8,12 +8,17 @@ import os
 import signal
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import Audit, jsonable
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -57,8 +62,18 @@ class Result:
     def holds(self) -> bool:
         return all(a.holds for a in self.certificate)
 
-    def matrices(self):
+    def matrices(self) -> dict[str, np.ndarray]:
+        """The mechanisms' matrices, by mechanism key."""
         return {k: m.matrix for k, m in self.mechanisms.items()}
+
+    def __repr__(self) -> str:
+        value = None if self.objective is None else format(float(self.objective), ".10g")
+        lines = ", ".join(f"{a.notion}: {'holds' if a.holds else 'fails'}" for a in self.certificate)
+        return preview.call("Result", [
+            ("problem", repr(self.problem)), ("status", repr(self.status)),
+            ("objective", value), ("objective_kind", repr(self.objective_kind)),
+            ("mechanisms", "[" + preview.labels(list(self.mechanisms)) + "]"),
+            ("certificate", f"[{lines}]")])
 
     def to_dict(self) -> dict:
         out = {
@@ -108,8 +123,18 @@ def check_output_path(path: str | os.PathLike, key: str = "--out") -> str:
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` atomically: a temporary file in the same directory,
-    renamed over ``path`` once complete, so readers see the old file or the whole new one.
+    """Write ``data`` as JSON to ``path`` atomically (see :func:`write_file_atomic`)."""
+    def dump(fh) -> None:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
+    write_file_atomic(path, dump)
+
+
+def write_file_atomic(path: str | os.PathLike, write: Callable[[IO], None], binary: bool = False) -> None:
+    """Write a file atomically: ``write(fh)`` fills a temporary file in the same directory
+    (opened as UTF-8 text, or binary with ``binary``), which is renamed over ``path`` once
+    complete, so readers see the old file or the whole new one.
 
     The file gets the mode a plain ``open`` would give (0o666 without the umask's bits). The
     parent directory must exist. While the temporary file exists, SIGTERM removes it and exits
@@ -120,13 +145,12 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.splitext(path)[1] or ".out")
     previous = _install_sigterm(tmp)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
             os.fchmod(fh.fileno(), 0o666 & ~_umask())
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         _unlink_quietly(tmp)
@@ -135,9 +159,9 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
         _restore_sigterm(previous)
 
 
-def sigterm_remover(tmp: str):
+def sigterm_remover(tmp: str) -> Callable[[int, Any], None]:
     """The SIGTERM handler used while ``tmp`` is being written: remove it, exit 128 + signum."""
-    def handler(signum, frame):
+    def handler(signum: int, frame: Any) -> None:
         _unlink_quietly(tmp)
         raise SystemExit(128 + signum)
     return handler

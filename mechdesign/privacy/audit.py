@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from mechdesign.core.mechanism import Mechanism, check_stochastic
 from mechdesign.privacy.base import DEFAULT, Notion
 
 
-def audit(mechanism, notion: Notion, exact: bool = False) -> Audit:
+def audit(mechanism: Mechanism | np.ndarray | Mapping[str, Any], notion: Notion, exact: bool = False) -> Audit:
     """The level ``mechanism`` achieves under ``notion`` (float64, no solver).
 
     ``mechanism`` is a :class:`Mechanism`, a row-stochastic array, or a mapping from context
@@ -34,13 +34,14 @@ def audit(mechanism, notion: Notion, exact: bool = False) -> Audit:
     return notion.audit(as_matrices(mechanism))
 
 
-def as_matrices(mechanism) -> dict[str, np.ndarray]:
+def as_matrices(mechanism: Mechanism | np.ndarray | Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The matrices of a mechanism, an array or a mapping of them, keyed by mechanism key."""
     if isinstance(mechanism, Mapping):
         return {str(k): _matrix(v) for k, v in mechanism.items()}
     return {DEFAULT: _matrix(mechanism)}
 
 
-def _matrix(m) -> np.ndarray:
+def _matrix(m: Any) -> np.ndarray:
     if isinstance(m, Mechanism):
         return m.matrix
     return check_stochastic(m)

@@ -10,25 +10,30 @@ A notion is one small object holding its resolved data (ε, pairs of distributio
   solver, as an :class:`Audit` (requested vs achieved, holds or not).
 
 It may also ``repair`` matrices that solver tolerance left slightly outside a pure (δ = 0)
-ratio constraint, and say which mechanism keys it touches.
+ratio constraint, and say which mechanism keys it touches. A notion built from ε alone where the
+problem knows the rest (a metric, the domain, the contexts) is completed by ``bind`` when the
+problem is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.setting import DEFAULT, Setting
 
 #: Largest e^{εd} coefficient put into an LP; beyond it the constraint is left to
 #: the repair step, which restores it exactly, and the LP value is only a lower bound.
 MAX_LOG_COEFFICIENT = 20.0
 
-DEFAULT = "default"
+__all__ = ["DEFAULT", "MAX_LOG_COEFFICIENT", "Notion", "check_delta", "check_epsilon", "hockey_stick",
+           "log_ratio_max"]
 
 
 class Notion:
@@ -38,11 +43,24 @@ class Notion:
     name: ClassVar[str] = "notion"
     #: True when every constraint is linear (the problem stays an LP)
     linear: ClassVar[bool] = True
+
+    def bind(self, setting: Setting) -> Notion:
+        """This notion with what it left to the problem (a metric, the domain, the contexts)
+        filled in from ``setting`` and checked against the problem's shapes (default: itself,
+        unchanged). Problem calls it on every notion when it is built."""
+        return self
+
     def constraints(self, K: Mapping[str, Any]) -> list:
+        """The cvxpy constraints on the matrix variables ``K`` (key -> variable)."""
         raise NotImplementedError
 
     def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
+        """The level the matrices ``mechs`` (key -> matrix) achieve, as a certificate line."""
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        eps = getattr(self, "epsilon", None)
+        return preview.call(type(self).__name__, [("epsilon", None if eps is None else preview.number(eps))])
 
     def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Return matrices that satisfy this notion's pure constraints exactly (default: as is)."""
@@ -60,7 +78,7 @@ class Notion:
     #: compiles the program once and only updates values (:meth:`set_epsilon`).
     parametric: bool = False
 
-    def coefficient(self, name: str, fn):
+    def coefficient(self, name: str, fn: Callable[[float], Any]) -> Any:
         """The coefficient ``fn(ε)``: a number/array, or a Parameter holding it when parametric."""
         value = fn(self.epsilon)
         if not self.parametric:
@@ -72,7 +90,7 @@ class Notion:
         param.value = value
         return param
 
-    def structure(self):
+    def structure(self) -> Any:
         """What fixes the shape of the compiled program at the current ε (hashable; None when
         the shape does not depend on ε). Sweeps compile once per distinct structure."""
         return None
@@ -89,7 +107,7 @@ class Notion:
         return None
 
 
-def check_epsilon(epsilon, key: str = "epsilon") -> float:
+def check_epsilon(epsilon: Any, key: str = "epsilon") -> float:
     """ε must be a finite non-negative number."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise ProblemError(f"expected a non-negative number, got {epsilon!r}", key=key)
@@ -99,7 +117,8 @@ def check_epsilon(epsilon, key: str = "epsilon") -> float:
     return eps
 
 
-def check_delta(delta, key: str = "delta") -> float:
+def check_delta(delta: Any, key: str = "delta") -> float:
+    """δ must be a number in [0, 1]."""
     d = check_epsilon(delta, key)
     if d > 1:
         raise ProblemError(f"expected a number in [0, 1], got {delta!r}", key=key)

@@ -9,15 +9,17 @@ profile graph's edges with per-context mechanisms).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.setting import Setting, probabilities
 from mechdesign.core.tables import read_name_pairs
 from mechdesign.privacy.base import (
     DEFAULT,
@@ -42,6 +44,15 @@ class Side:
     distribution: np.ndarray
     key: str = DEFAULT
 
+    def __repr__(self) -> str:
+        key = "" if self.key == DEFAULT else f", key={self.key!r}"
+        return f"Side({self.name!r}, {preview.array(self.distribution)}{key})"
+
+
+#: one side of a pair as given: a Side, a mechanism context's name (resolved by ``bind``) or a
+#: distribution over the inputs (an array, under the shared mechanism)
+SideLike = Side | str | Any
+
 
 class DistP(Notion):
     """(ε, δ)-distribution privacy over pairs: D∞^δ(λ_a K_a ‖ λ_b K_b) <= ε both ways.
@@ -55,16 +66,73 @@ class DistP(Notion):
     instead of coefficients 1 + 1e-9 that the solver's feasibility tolerance cannot tell from 1;
     ε > 20 goes through a ratio chain of links e^{ε/k} <= e^10
     (:func:`~mechdesign.privacy.ldp.chain`).
+
+    Parameters
+    ----------
+    epsilon : float
+    pairs : sequence of (side, side)
+        The pairs of input distributions to hide between. A side is a :class:`Side`, an array
+        (a distribution over the inputs under the shared mechanism; the sides of pair t are
+        named ``p<t>`` and ``q<t>`` in the certificate) or the name of one of the problem's
+        mechanism contexts (that context's distribution through its own mechanism, filled in
+        by :meth:`bind`).
+    delta : float
+        δ of D∞^δ.
+
+    Examples
+    --------
+    >>> DistP(0.3, [([0.7, 0.3], [0.4, 0.6])])
+    DistP(epsilon=0.3, pairs=[p0~q0])
     """
 
     name = "distp"
 
-    def __init__(self, epsilon: float, pairs: Sequence[tuple[Side, Side]], delta: float = 0.0):
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[SideLike, SideLike]], delta: float = 0.0):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        if not pairs:
-            raise ProblemError("needs at least one pair of distributions", key="pairs")
-        self.pairs = [(a, b) for a, b in pairs]
+        self.pairs = side_pairs(pairs)
+
+    #: what the notion is called in messages, what to give it instead of contexts, and the
+    #: argument that names the contexts
+    what: str = "distribution privacy between contexts"
+    instead: str = "the pairs as distributions"
+    pairs_key: str = "pairs"
+
+    def bind(self, setting: Setting) -> DistP:
+        """The contexts named in ``pairs`` as their distributions and mechanisms; every side's
+        distribution checked to be a probability vector over the problem's inputs."""
+        n = len(setting.inputs)
+        resolved = []
+        for t, pair in enumerate(self.pairs):
+            sides = []
+            for side in pair:
+                if isinstance(side, str):
+                    contexts = setting.need_contexts(self.what, self.pairs_key, self.instead)
+                    if side not in contexts:
+                        raise ProblemError(f"'{side}' is not a mechanism context; expected one of: "
+                                           f"{', '.join(contexts)}", key=self.pairs_key)
+                    side = Side(side, np.asarray(contexts[side], dtype=float), side)
+                probabilities(side.distribution, n, f"{self.pairs_key}[{t}]")
+                sides.append(side)
+            resolved.append(tuple(sides))
+        if all(a is b for old, new in zip(self.pairs, resolved) for a, b in zip(old, new)) and self.complete():
+            return self
+        return self.with_pairs(resolved, setting)
+
+    def complete(self) -> bool:
+        """Whether nothing is left for :meth:`bind` to fill in besides context names."""
+        return True
+
+    def with_pairs(self, pairs: list[tuple[Side, Side]], setting: Setting) -> DistP:
+        """The same notion over resolved ``pairs`` (and whatever else ``setting`` fills in)."""
+        return DistP(self.epsilon, pairs, self.delta)
+
+    def _fields(self) -> list[tuple[str, str | None]]:
+        return [("epsilon", preview.number(self.epsilon)), ("pairs", pair_names(self.pairs)),
+                ("delta", preview.number(self.delta) if self.delta else None)]
+
+    def __repr__(self) -> str:
+        return preview.call(type(self).__name__, self._fields())
 
     def pair_scales(self) -> np.ndarray:
         """Per pair, the factor on ε (1 here; the distance W(λ, λ') for XDistP)."""
@@ -73,21 +141,21 @@ class DistP(Notion):
     def pair_epsilons(self) -> np.ndarray:
         return self.epsilon * self.pair_scales()
 
-    def keys(self, available):
+    def keys(self, available: list[str]) -> list[str]:
         return sorted({s.key for pair in self.pairs for s in pair})
 
-    def structure(self):
+    def structure(self) -> tuple:
         """Per pair: 0 for an equality (ε·scale = 0), else the number of chain links."""
         eps = self.pair_epsilons()
         return tuple(0 if e == 0 else links(e) for e in eps)
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
             out += self.pair_constraints(t, a.distribution @ K[a.key], b.distribution @ K[b.key], scale)
         return out
 
-    def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
+    def pair_constraints(self, t: int, pa: Any, pb: Any, scale: float) -> list:
         """D∞^δ(pa ‖ pb) <= ε·scale and D∞^δ(pb ‖ pa) <= ε·scale for the output distributions
         ``pa`` = λ_a K_a, ``pb`` = λ_b K_b of pair ``t``.
 
@@ -116,7 +184,7 @@ class DistP(Notion):
             out.append(cp.sum(cp.pos(p - c * q)) <= self.delta)
         return out
 
-    def _outputs(self, mechs: Mapping[str, np.ndarray]):
+    def _outputs(self, mechs: Mapping[str, np.ndarray]) -> Iterable[tuple[np.ndarray, np.ndarray]]:
         for a, b in self.pairs:
             yield a.distribution @ mechs[a.key], b.distribution @ mechs[b.key]
 
@@ -130,7 +198,7 @@ class DistP(Notion):
                 out.append(max(float(hockey_stick(p, q, eps)), float(hockey_stick(q, p, eps))))
         return np.asarray(out, dtype=float)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Mix every mechanism with the uniform channel by the smallest weight t that restores
         the pure ratios exactly (max divergence only; with δ > 0 the pure ratios make every
         hockey-stick sum 0).
@@ -155,7 +223,7 @@ class DistP(Notion):
             t = smallest_weight(lambda w: bool(np.all(self.levels(mix_uniform(mechs, w, u)) <= allowed)), t)
         return mix_uniform(mechs, t, u)
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         levels = self.levels(mechs)
         names = [f"{a.name}~{b.name}" for a, b in self.pairs]
         worst = int(np.argmax(levels))
@@ -171,23 +239,109 @@ class DistP(Notion):
 class XDistP(DistP):
     """Extended DistP (Kawamoto and Murakami 2019, Def. 8): pair (λ, λ') gets ε·W(λ, λ'), W = W1, W∞ or TV over
     the ground metric of the inputs. The audit reports the achieved ε as max over pairs of the
-    pair's level divided by its distance."""
+    pair's level divided by its distance.
+
+    Parameters
+    ----------
+    epsilon : float
+    pairs : sequence of (side, side)
+        As for :class:`DistP`.
+    distance : str
+        ``w1`` (default), ``winf`` or ``tv``.
+    cost : array (|X|, |X|), optional
+        The ground distances between the inputs; by default the problem's metric's (filled in
+        by :meth:`bind`).
+    delta : float
+    """
 
     name = "xdistp"
     DISTANCES = ("w1", "winf", "tv")
 
-    def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, delta: float = 0.0):
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[SideLike, SideLike]], distance: str = "w1",
+                 cost: Any = None, delta: float = 0.0):
         super().__init__(epsilon, pairs, delta)
-        self.distance, self.widths = distribution_widths(self.pairs, distance, cost)
+        self.distance, self.cost, self.widths = xdistp_widths(self.pairs, distance, cost)
 
-    def pair_scales(self):
+    def complete(self) -> bool:
+        return self.cost is not None
+
+    def with_pairs(self, pairs: list[tuple[Side, Side]], setting: Setting) -> XDistP:
+        return XDistP(self.epsilon, pairs, self.distance, bound_cost(self, setting), self.delta)
+
+    def _fields(self) -> list[tuple[str, str | None]]:
+        return [*super()._fields(), ("distance", repr(self.distance))]
+
+    def pair_scales(self) -> np.ndarray:
         return self.widths
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         return width_scaled_audit(self, mechs, {"epsilon": self.epsilon, **({"delta": self.delta} if self.delta else {})})
 
 
 XDISTP_DISTANCES = XDistP.DISTANCES
+
+
+def side_pairs(pairs: Any) -> list[tuple[SideLike, SideLike]]:
+    """The pairs as given, each side a Side, a context name or a distribution (as a Side named
+    ``p<t>`` / ``q<t>`` under the shared mechanism); ProblemError naming ``pairs`` otherwise."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise ProblemError(f"expected a list of pairs of distributions, got {pairs!r}", key="pairs")
+    out = []
+    for t, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ProblemError(f"pair {t} must be two sides (distributions, Sides or context names), "
+                               f"got {pair!r}", key="pairs")
+        out.append(tuple(_side(v, f"{'pq'[i]}{t}", t) for i, v in enumerate(pair)))
+    if not out:
+        raise ProblemError("needs at least one pair of distributions", key="pairs")
+    return out
+
+
+def _side(value: Any, name: str, t: int) -> SideLike:
+    if isinstance(value, (Side, str)):
+        return value
+    try:
+        dist = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        dist = None
+    if dist is None or dist.ndim != 1:
+        raise ProblemError(f"each side of pair {t} must be a distribution (a vector of probabilities), "
+                           f"a Side or a context name, got {value!r}", key="pairs")
+    return Side(name, dist)
+
+
+def pair_names(pairs: Sequence[tuple[SideLike, SideLike]]) -> str:
+    """The pairs as "[a~b, c~d]" (the first few)."""
+    names = [f"{_side_name(a)}~{_side_name(b)}" for a, b in pairs]
+    return "[" + preview.labels(names, 4) + "]"
+
+
+def _side_name(side: SideLike) -> str:
+    return side if isinstance(side, str) else side.name
+
+
+def xdistp_widths(pairs: Sequence[tuple[SideLike, SideLike]], distance: str,
+                  cost: Any) -> tuple[str, np.ndarray | None, np.ndarray | None]:
+    """(distance, cost, widths) of an XDistP notion; the widths wait for :meth:`DistP.bind`
+    while a side is a context name or the cost is not given."""
+    if distance not in XDISTP_DISTANCES:
+        raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(XDISTP_DISTANCES)}",
+                           key="distance")
+    cost = None if cost is None else np.asarray(cost, dtype=float)
+    if cost is None or any(isinstance(s, str) for pair in pairs for s in pair):
+        return distance, cost, None
+    n = len(pairs[0][0].distribution)
+    if cost.shape != (n, n):
+        raise ProblemError(f"expected a {n} x {n} matrix of distances between the inputs, got shape "
+                           f"{cost.shape}", key="cost")
+    return distance, cost, distribution_widths(pairs, distance, cost)[1]
+
+
+def bound_cost(notion: DistP, setting: Setting) -> np.ndarray:
+    """An XDistP notion's cost, or the problem's metric's distances between the inputs."""
+    if notion.cost is not None:
+        return notion.cost
+    return setting.input_distances(f"{notion.name} (distances between distributions)", "cost")
 
 
 def mix_uniform(mechs: Mapping[str, np.ndarray], t: float, u: float) -> dict[str, np.ndarray]:
@@ -195,7 +349,7 @@ def mix_uniform(mechs: Mapping[str, np.ndarray], t: float, u: float) -> dict[str
     return {key: (1 - t) * k + t * u for key, k in mechs.items()}
 
 
-def smallest_weight(holds, hi: float, steps: int = 60) -> float:
+def smallest_weight(holds: Callable[[float], bool], hi: float, steps: int = 60) -> float:
     """The smallest mixing weight in [1e-300, hi] for which ``holds`` (monotone in the weight,
     true at ``hi``), by bisection on its logarithm: the certificate's own bisection stops at
     ~1e-23, far above the e^{−ε} a huge ε needs."""
@@ -211,7 +365,8 @@ def smallest_weight(holds, hi: float, steps: int = 60) -> float:
     return 10.0 ** hi_log
 
 
-def ratio_mixing_weight(pairs, epsilons, u: float) -> float:
+def ratio_mixing_weight(pairs: Iterable[tuple[np.ndarray, np.ndarray]], epsilons: Iterable[Any],
+                        u: float) -> float:
     """The smallest t in [0, 1] with q' <= e^ε p' and p' <= e^ε q' for every pair (p, q) of
     distributions (rows or arrays of rows) and its ε, where p' = (1 − t)p + t u (u the uniform
     probability of an output): t >= v / (v + (1 − e^{−ε'}) u) wherever v = e^{−ε'} q − p > 0, with
@@ -228,7 +383,8 @@ def ratio_mixing_weight(pairs, epsilons, u: float) -> float:
     return min(1.0, t * (1 + 1e-9))
 
 
-def distribution_widths(pairs, distance: str, cost: np.ndarray) -> tuple[str, np.ndarray]:
+def distribution_widths(pairs: Sequence[tuple[Side, Side]], distance: str,
+                        cost: np.ndarray) -> tuple[str, np.ndarray]:
     """W(λ, λ') for every pair of sides (W = W1, W∞ or TV over the inputs' ground ``cost``)."""
     if distance not in XDISTP_DISTANCES:
         raise ProblemError(f"unknown distance '{distance}'; expected one of {', '.join(XDISTP_DISTANCES)}",
@@ -246,7 +402,7 @@ def per_unit(levels: np.ndarray, widths: np.ndarray) -> np.ndarray:
                         np.where(levels <= AUDIT_TOL, 0.0, np.inf))
 
 
-def width_scaled_audit(notion, mechs, requested: dict) -> Audit:
+def width_scaled_audit(notion: DistP, mechs: Mapping[str, np.ndarray], requested: dict) -> Audit:
     """The XDistP audit (any divergence): achieved ε = max over pairs of level / W(λ, λ');
     a pair at W = 0 with a positive level has no finite ε. With δ > 0, the largest δ."""
     levels = notion.levels(mechs)
@@ -261,12 +417,37 @@ def width_scaled_audit(notion, mechs, requested: dict) -> Audit:
 
 class ProfilePrivacy(DistP):
     """(G, ε)-profile-based privacy (Geumlek and Chaudhuri 2019, Def. 2): for every edge (P_i, P_j) of the profile
-    graph, P_i K_i <= e^ε P_j K_j elementwise, both ways, with one mechanism per profile."""
+    graph, P_i K_i <= e^ε P_j K_j elementwise, both ways, with one mechanism per profile.
+
+    Parameters
+    ----------
+    epsilon : float
+    edges : sequence of (name, name)
+        The edges of the profile graph.
+    profiles : mapping name -> distribution, optional
+        The profiles; by default the problem's mechanism contexts (filled in by :meth:`bind`).
+    shared : bool
+        With ``profiles``: one shared mechanism for every profile instead of one each.
+
+    Examples
+    --------
+    >>> ProfilePrivacy(0.5, [("a", "b")])
+    ProfilePrivacy(epsilon=0.5, edges=[a~b])
+    """
 
     name = "profile"
+    what = "profile privacy"
+    instead = "the notion its profiles"
+    pairs_key = "edges"
 
-    def __init__(self, epsilon: float, edges: Sequence[tuple[str, str]], profiles: Mapping[str, np.ndarray],
-                 shared: bool = False):
+    def __init__(self, epsilon: float, edges: Sequence[tuple[str, str]],
+                 profiles: Mapping[str, Any] | None = None, shared: bool = False):
+        edges = side_pairs(edges)
+        if not all(isinstance(v, str) for pair in edges for v in pair):
+            raise ProblemError("expected edges between profile names", key="edges")
+        if profiles is None:  # the problem's contexts, resolved by bind
+            super().__init__(epsilon, edges, 0.0)
+            return
         sides = {name: Side(name, np.asarray(vec, float), DEFAULT if shared else name)
                  for name, vec in profiles.items()}
         for a, b in edges:
@@ -274,6 +455,13 @@ class ProfilePrivacy(DistP):
                 if node not in sides:
                     raise ProblemError(f"edge names unknown profile '{node}'", key="edges")
         super().__init__(epsilon, [(sides[a], sides[b]) for a, b in edges], 0.0)
+
+    def with_pairs(self, pairs: list[tuple[Side, Side]], setting: Setting) -> ProfilePrivacy:
+        profiles = {s.name: s.distribution for pair in pairs for s in pair}
+        return ProfilePrivacy(self.epsilon, [(a.name, b.name) for a, b in pairs], profiles)
+
+    def _fields(self) -> list[tuple[str, str | None]]:
+        return [("epsilon", preview.number(self.epsilon)), ("edges", pair_names(self.pairs))]
 
 
 # ---------------------------------------------------------------------------------------------

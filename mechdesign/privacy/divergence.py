@@ -19,15 +19,17 @@ matrices in float64.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.divergences import Divergence
 from mechdesign.core.divergences import divergence as lookup
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.setting import Setting
 from mechdesign.core.tables import read_name_pairs
 from mechdesign.privacy.base import (
     MAX_LOG_COEFFICIENT,
@@ -39,12 +41,14 @@ from mechdesign.privacy.base import (
 from mechdesign.privacy.distp import (
     DistP,
     Side,
-    distribution_widths,
+    SideLike,
+    bound_cost,
     mix_uniform,
     per_unit,
     ratio_mixing_weight,
     smallest_weight,
     width_scaled_audit,
+    xdistp_widths,
 )
 from mechdesign.privacy.ldp import chain, links
 
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
     from mechdesign.privacy.declarations import Declarations
 
 
-def _resolve(div, delta: float) -> Divergence:
+def _resolve(div: str | Divergence, delta: float) -> Divergence:
     d = lookup(div)
     if delta and not d.supports_delta:
         raise ProblemError(f"delta applies only to the max divergence (D∞^δ), not to '{d.name}'",
@@ -79,29 +83,66 @@ class DivergenceDP(Notion):
     divergence : str or Divergence
         ``max`` (with ``delta``: (ε, δ)-DP, Prop. 1), ``kl``, ``reverse-kl``, ``tv``, ``chi2``,
         ``hellinger``.
-    adjacency : (i, j) index arrays or a sequence of index pairs
-        The adjacent input pairs; each pair is constrained in both directions.
+    adjacency : (i, j) index arrays or a sequence of index pairs, optional
+        The adjacent input pairs; each pair is constrained in both directions. Default: every
+        pair of the problem's inputs (filled in by :meth:`bind`).
     delta : float
         δ of D∞^δ (max divergence only).
     labels : sequence of str, optional
-        Input labels, used to name the worst pair in the certificate.
+        Input labels, used to name the worst pair in the certificate (default: the problem's).
 
+    Notes
+    -----
     With per-context mechanisms every context's matrix must satisfy it.
     """
 
     name = "divergence-dp"
 
-    def __init__(self, epsilon: float, divergence, adjacency, delta: float = 0.0,
+    def __init__(self, epsilon: float, divergence: str | Divergence, adjacency: Any = None, delta: float = 0.0,
                  labels: Sequence[str] | None = None):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.divergence = _resolve(divergence, self.delta)
+        self.labels = list(labels) if labels is not None else None
+        self.adjacency = adjacency
+        if adjacency is None:  # every pair of the problem's inputs, filled in by bind
+            return
         i, j = _pairs(adjacency)
         if i.size == 0:
             raise ProblemError("needs at least one adjacent pair of distinct inputs", key="adjacency")
         # both directions of every pair
         self.i, self.j = np.concatenate([i, j]), np.concatenate([j, i])
-        self.labels = list(labels) if labels is not None else None
+
+    def bind(self, setting: Setting) -> DivergenceDP:
+        """Every pair of the problem's inputs when no adjacency was given, and the inputs'
+        labels; the adjacency's indices checked against the inputs."""
+        n = len(setting.inputs)
+        self._check_indices(n)
+        if self.adjacency is not None and self.labels is not None:
+            return self
+        return DivergenceDP(self.epsilon, self.divergence, self._adjacency(n), self.delta, self._labels(setting))
+
+    def _adjacency(self, n: int) -> Any:
+        return np.triu_indices(n, 1) if self.adjacency is None else self.adjacency
+
+    def _labels(self, setting: Setting) -> list[str]:
+        return self.labels if self.labels is not None else list(setting.inputs.labels)
+
+    def _check_indices(self, n: int) -> None:
+        if self.adjacency is None:
+            if n < 2:
+                raise ProblemError("needs at least two inputs", key="adjacency")
+            return
+        top = int(max(self.i.max(), self.j.max()))
+        if top >= n:
+            raise ProblemError(f"input index {top} is out of range: the problem has {n} inputs "
+                               f"(indices 0..{n - 1})", key="adjacency")
+
+    def __repr__(self) -> str:
+        pairs = "all" if self.adjacency is None else f"{self.i.size // 2} pairs"
+        return preview.call(type(self).__name__, [
+            ("epsilon", preview.number(self.epsilon)), ("divergence", repr(self.divergence.name)),
+            ("adjacency", pairs), ("delta", preview.number(self.delta) if self.delta else None)])
 
     @property
     def linear(self) -> bool:  # type: ignore[override]
@@ -120,10 +161,10 @@ class DivergenceDP(Notion):
             return (bounds > 0).astype(int)
         return np.array([0 if b == 0 else links(b) for b in bounds], dtype=int)
 
-    def structure(self):
+    def structure(self) -> bytes:
         return self._links().tobytes()
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         """D(K[x] ‖ K[x']) <= ε·scale per directed pair. A bound of 0 is the equality
         K[x] = K[x'] for every divergence (a divergence vanishes only on equal distributions).
         The max divergence is compiled like :class:`~mechdesign.privacy.distp.DistP`: with
@@ -137,7 +178,7 @@ class DivergenceDP(Notion):
                 out += self._group(var[i, :], var[j, :], int(k), s)
         return out
 
-    def _group(self, P, Q, k: int, s: np.ndarray) -> list:
+    def _group(self, P: Any, Q: Any, k: int, s: np.ndarray) -> list:
         """The constraints of directed pairs with rows P, Q and ``k`` (see :meth:`_links`)."""
         div, tag = self.divergence, f"{k}_{s.size}"
         if k == 0:
@@ -159,7 +200,7 @@ class DivergenceDP(Notion):
             Q = w
         return out + [cp.sum(cp.pos(P - cp.multiply(c, Q)), axis=1) <= self.delta]
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """D∞ only: mix with the uniform channel by the exact weight that restores every
         pair's pure ratio (:func:`~mechdesign.privacy.distp.ratio_mixing_weight`; with δ > 0
         the smallest weight below it that brings the hockey sticks to δ). Beyond e^20 the LP
@@ -214,24 +255,40 @@ class DivergenceXDP(DivergenceDP):
 
     name = "divergence-xdp"
 
-    def __init__(self, epsilon: float, divergence, distances: np.ndarray, adjacency=None,
+    def __init__(self, epsilon: float, divergence: str | Divergence, distances: Any = None, adjacency: Any = None,
                  delta: float = 0.0, labels: Sequence[str] | None = None):
-        d = np.asarray(distances, dtype=float)
-        if adjacency is None:
+        d = None if distances is None else np.asarray(distances, dtype=float)
+        if d is not None and (d.ndim != 2 or d.shape[0] != d.shape[1]):
+            raise ProblemError(f"expected a square matrix of distances, got shape {d.shape}", key="distances")
+        if adjacency is None and d is not None:
             adjacency = np.triu_indices(d.shape[0], 1)
         super().__init__(epsilon, divergence, adjacency, delta, labels)
         self.distances = d
-        self._scales = d[self.i, self.j]
+        if d is not None:
+            self._scales = d[self.i, self.j]
 
-    def scales(self):
+    def bind(self, setting: Setting) -> DivergenceXDP:
+        """The problem's metric's distances between the inputs when no distances were given
+        (every pair adjacent unless an adjacency was), and the inputs' labels."""
+        n = len(setting.inputs)
+        if self.distances is not None and self.distances.shape != (n, n):
+            raise ProblemError(f"expected {n} x {n} distances (between the inputs), got shape "
+                               f"{self.distances.shape}", key="distances")
+        self._check_indices(n)
+        if self.distances is not None and self.labels is not None:
+            return self
+        d = self.distances if self.distances is not None else setting.input_distances("divergence-xdp", "distances")
+        return DivergenceXDP(self.epsilon, self.divergence, d, self.adjacency, self.delta, self._labels(setting))
+
+    def scales(self) -> np.ndarray:
         return self._scales
 
-    def achieved_levels(self, k):
+    def achieved_levels(self, k: np.ndarray) -> np.ndarray:
         lv = self.levels(k)
         return lv if self.delta > 0 else per_unit(lv, self._scales)
 
 
-def _pairs(adjacency) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(adjacency: Any) -> tuple[np.ndarray, np.ndarray]:
     """Unordered distinct pairs (i, j) as two index arrays, duplicates removed."""
     if isinstance(adjacency, tuple) and len(adjacency) == 2 and np.ndim(adjacency[0]) == 1:
         i, j = np.asarray(adjacency[0], int), np.asarray(adjacency[1], int)
@@ -257,10 +314,16 @@ class DivergenceDistP(DistP):
 
     name = "distp"
 
-    def __init__(self, epsilon: float, pairs: Sequence[tuple[Side, Side]], divergence="kl",
-                 delta: float = 0.0):
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[SideLike, SideLike]],
+                 divergence: str | Divergence = "kl", delta: float = 0.0):
         super().__init__(epsilon, pairs, delta)
         self.divergence = _resolve(divergence, self.delta)
+
+    def with_pairs(self, pairs: list[tuple[Side, Side]], setting: Setting) -> DivergenceDistP:
+        return DivergenceDistP(self.epsilon, pairs, self.divergence, self.delta)
+
+    def _fields(self) -> list[tuple[str, str | None]]:
+        return [*super()._fields(), ("divergence", repr(self.divergence.name))]
 
     @property
     def linear(self) -> bool:  # type: ignore[override]
@@ -285,12 +348,12 @@ class DivergenceDistP(DistP):
         return tuple(not bool(bound >= float(np.max(div.value(p.distribution, q.distribution))))
                      for p, q in ((a, b), (b, a)))
 
-    def structure(self):
+    def structure(self) -> tuple:
         if self.divergence.name == "max":
             return super().structure()
         return tuple((bool(e > 0), self.directions(t)) for t, e in enumerate(self.pair_epsilons()))
 
-    def pair_constraints(self, t: int, pa, pb, scale: float) -> list:
+    def pair_constraints(self, t: int, pa: Any, pb: Any, scale: float) -> list:
         """D(pa ‖ pb) <= ε·scale and D(pb ‖ pa) <= ε·scale. The max divergence is the core
         DistP's (chains beyond e^20, expm1 for small ε); for every divergence a bound of 0 is
         the equality pa = pb (a divergence vanishes only on equal distributions), which keeps
@@ -307,7 +370,7 @@ class DivergenceDistP(DistP):
         return ((div.constraints(pa, pb, c, self.delta) if forward else [])
                 + (div.constraints(pb, pa, c, self.delta) if backward else []))
 
-    def levels(self, mechs):
+    def levels(self, mechs: Mapping[str, np.ndarray]) -> np.ndarray:
         """Per pair: max of D both ways (or the hockey-stick δ at the pair's ε when δ > 0)."""
         out = []
         for (p, q), eps in zip(self._outputs(mechs), self.pair_epsilons()):
@@ -322,12 +385,12 @@ class DivergenceDistP(DistP):
             req["delta"] = self.delta
         return req
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """D∞ only (:meth:`DistP.repair`, the exact mixing weight); the other divergences are
         left to the certificate's mixing step."""
         return super().repair(mechs) if self.divergence.name == "max" else mechs
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         levels = self.levels(mechs)
         names = [f"{a.name}~{b.name}" for a, b in self.pairs]
         worst = int(np.argmax(levels))
@@ -348,22 +411,32 @@ class DivergenceXDistP(DivergenceDistP):
     name = "xdistp"
     DISTANCES = ("w1", "winf", "tv")
 
-    def __init__(self, epsilon, pairs, distance: str, cost: np.ndarray, divergence="kl",
-                 delta: float = 0.0):
+    def __init__(self, epsilon: float, pairs: Sequence[tuple[SideLike, SideLike]], distance: str = "w1",
+                 cost: Any = None, divergence: str | Divergence = "kl", delta: float = 0.0):
         super().__init__(epsilon, pairs, divergence, delta)
-        self.distance, self.widths = distribution_widths(self.pairs, distance, cost)
+        self.distance, self.cost, self.widths = xdistp_widths(self.pairs, distance, cost)
 
-    def pair_scales(self):
+    def complete(self) -> bool:
+        return self.cost is not None
+
+    def with_pairs(self, pairs: list[tuple[Side, Side]], setting: Setting) -> DivergenceXDistP:
+        return DivergenceXDistP(self.epsilon, pairs, self.distance, bound_cost(self, setting),
+                                self.divergence, self.delta)
+
+    def _fields(self) -> list[tuple[str, str | None]]:
+        return [*super()._fields(), ("distance", repr(self.distance))]
+
+    def pair_scales(self) -> np.ndarray:
         return self.widths
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         return width_scaled_audit(self, mechs, self._requested())
 
 
 # ---------------------------------------------------------------------------------------------
 # problem-file tables (the distribution notions' tables are read in distp.py)
 
-def table_adjacency(table: dict, declared: Declarations):
+def table_adjacency(table: dict, declared: Declarations) -> Any:
     """``adjacency = "all"`` (default: every pair of distinct inputs) or [[a, b], ...] input labels,
     as index pairs."""
     key = f"{declared.key}.adjacency"

@@ -22,13 +22,15 @@ mechanisms every notion applies to each context's matrix.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
+from mechdesign.core.setting import DEFAULT, Setting, probabilities
 from mechdesign.core.tables import is_number_list, read_distribution, read_matrix, read_number
 from mechdesign.information.capacity import shannon_capacity
 from mechdesign.information.channel import LN2
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 CAPACITY_AUDIT_TOL = 1e-10
 
 
-def _bits(bits, key: str = "bits") -> float:
+def _bits(bits: Any, key: str = "bits") -> float:
     return check_epsilon(bits, key)
 
 
@@ -63,7 +65,7 @@ def _mix_uniform(k: np.ndarray, t: float) -> np.ndarray:
     return (1.0 - t) * k + t / k.shape[1]
 
 
-def _broadcast_row(v, m: int):
+def _broadcast_row(v: Any, m: int) -> Any:
     """The (m, n) expression whose every row is the vector variable v."""
     return np.ones((m, 1)) @ cp.reshape(v, (1, v.shape[0]), order="C")
 
@@ -78,15 +80,18 @@ class _BitsNotion(Notion):
     def __init__(self, bits: float):
         self.epsilon = _bits(bits)
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(bits={preview.number(self.epsilon)})"
+
     @property
     def linear(self) -> bool:  # type: ignore[override]
         return self.epsilon == 0
 
-    def structure(self):
+    def structure(self) -> Any:
         return self.epsilon == 0
 
     @staticmethod
-    def equal_rows(var, rows: np.ndarray) -> list:
+    def equal_rows(var: Any, rows: np.ndarray) -> list:
         """The rows ``rows`` of ``var`` all equal to the first of them: every row then equals
         the output distribution πK (a mixture of equal rows), so I(π; K) = Σ_x π_x D(K[x] ‖ πK)
         = 0 and, over all rows, C(K) = 0; conversely D(K[x] ‖ q) = 0 only at K[x] = q."""
@@ -123,10 +128,10 @@ class InformationPrivacy(_BitsNotion):
     def linear(self) -> bool:  # type: ignore[override]
         return self.epsilon == 0 or self.vacuous()
 
-    def structure(self):
+    def structure(self) -> tuple:
         return (self.epsilon == 0, self.vacuous())
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         if self.epsilon == 0:
             return [c for var in K.values() for c in self.equal_rows(var, np.arange(var.shape[0]))]
         self._sizes = next(iter(K.values())).shape if K else None
@@ -141,7 +146,8 @@ class InformationPrivacy(_BitsNotion):
                     cp.sum(cp.rel_entr(var, _broadcast_row(q, m)), axis=1) <= bound]
         return out
 
-    def measure(self, k: np.ndarray):
+    def measure(self, k: np.ndarray) -> Any:
+        """The Shannon capacity of ``k`` with certified lower and upper bounds (bits)."""
         return shannon_capacity(k, tol=CAPACITY_AUDIT_TOL, max_iter=20_000)
 
     def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
@@ -157,7 +163,7 @@ class InformationPrivacy(_BitsNotion):
         return Audit(self.name, self._requested(), {"bits": r.upper},
                      r.upper <= self.bits + AUDIT_TOL, detail)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # C is convex in K and 0 on the uniform channel: C((1−t)K + tU) <= (1−t) C(K); at 0
         # bits every row is set to the rows' mean (equal to round-off already: mixing would
         # go all the way to the uniform channel)
@@ -174,18 +180,43 @@ class MutualInformation(_BitsNotion):
     """I(π; K) <= c bits under a prior π (one per mechanism key).
 
     Compiled as Σ_x π_x Σ_y rel_entr(K[x, y], (πK)_y) <= c ln 2 over the rows with π_x > 0.
+
+    Parameters
+    ----------
+    bits : float
+        c, the largest mutual information in bits.
+    priors : mapping key -> π, or one array π, optional
+        The prior per mechanism key, or one prior for every mechanism. By default (filled in by
+        :meth:`bind`) each mechanism context's own distribution, else the uniform prior.
+    prior_name : str
+        The prior's name in the certificate.
+
+    Examples
+    --------
+    >>> MutualInformation(0.3, [0.5, 0.2, 0.15, 0.1, 0.05])
+    MutualInformation(bits=0.3, prior=[0.5, 0.2, 0.15, 0.1, 0.05])
     """
 
     name = "mutual-information"
 
-    def __init__(self, bits: float, priors: Mapping[str, np.ndarray], prior_name: str = "prior"):
+    def __init__(self, bits: float, priors: Mapping[str, Any] | Any = None, prior_name: str = "prior"):
         super().__init__(bits)
-        if not priors:
-            raise ProblemError("needs a prior", key="prior")
-        self.priors = {k: np.asarray(v, dtype=float) for k, v in priors.items()}
+        self.priors, self.shared_prior = prior_table(priors)
         self.prior_name = prior_name
 
-    def keys(self, available):
+    def bind(self, setting: Setting) -> MutualInformation:
+        """The default priors (the contexts' distributions, else uniform), one shared prior
+        given to every mechanism, and every prior checked against the inputs."""
+        priors, name = bound_priors(self.priors, self.shared_prior, self.prior_name, setting)
+        if priors is self.priors:
+            return self
+        return MutualInformation(self.epsilon, priors, name)
+
+    def __repr__(self) -> str:
+        return preview.call("MutualInformation", [("bits", preview.number(self.epsilon)),
+                                                  ("prior", prior_text(self.priors, self.prior_name))])
+
+    def keys(self, available: list[str]) -> list[str]:
         return [k for k in available if k in self.priors]
 
     def vacuous(self, key: str) -> bool:
@@ -196,10 +227,10 @@ class MutualInformation(_BitsNotion):
     def linear(self) -> bool:  # type: ignore[override]
         return self.epsilon == 0 or all(self.vacuous(k) for k in self.priors)
 
-    def structure(self):
+    def structure(self) -> tuple:
         return (self.epsilon == 0, tuple(self.vacuous(k) for k in self.priors))
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         bound = self.coefficient("nats", lambda c: c * LN2) if self.epsilon > 0 else 0.0
         for key, var in K.items():
@@ -218,7 +249,7 @@ class MutualInformation(_BitsNotion):
     def level(self, key: str, k: np.ndarray) -> float:
         return mutual_information_of(self.priors[key], k)
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         levels = {key: self.level(key, k) for key, k in mechs.items()}
         worst = max(levels, key=levels.get)
         detail = {"prior": self.prior_name}
@@ -227,7 +258,7 @@ class MutualInformation(_BitsNotion):
         return Audit(self.name, {"bits": self.bits, "prior": self.prior_name},
                      {"bits": levels[worst]}, levels[worst] <= self.bits + AUDIT_TOL, detail)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # I(π; ·) is convex in K and 0 on the uniform channel; at 0 bits the rows with π_x > 0
         # are set to πK exactly (the solver leaves them equal only to round-off, and mixing
         # would go all the way to the uniform channel)
@@ -253,10 +284,10 @@ class MinEntropy(_BitsNotion):
     def linear(self) -> bool:  # type: ignore[override]
         return True
 
-    def structure(self):
+    def structure(self) -> None:
         return None
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         bound = self.coefficient("budget", _exp2)
         for var in K.values():
@@ -268,14 +299,14 @@ class MinEntropy(_BitsNotion):
     def level(self, k: np.ndarray) -> float:
         return float(np.log2(k.max(axis=0).sum()))
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         levels = {key: self.level(k) for key, k in mechs.items()}
         worst = max(levels, key=levels.get)
         detail = {"worst_context": worst} if len(levels) > 1 else {}
         return Audit(self.name, self._requested(), {"bits": levels[worst]},
                      levels[worst] <= self.bits + AUDIT_TOL, detail)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # Σ_y max_x ((1−t)K + t/n) = (1−t) S + t: exact weight for S <= 2^c
         out = {}
         budget = _exp2(self.bits)
@@ -292,8 +323,8 @@ class GVulnerability(Notion):
     ----------
     gain : array (|W|, |X|) or "identity"
         Gain g(w, x) of guessing w when the secret is x ("identity": Bayes vulnerability).
-    priors : mapping key -> π
-        The adversary's prior per mechanism key.
+    priors : mapping key -> π, or one array π
+        The adversary's prior per mechanism key, or one prior for every mechanism.
     bound : float, optional
         v, the largest allowed posterior vulnerability.
     bits : float, optional
@@ -303,12 +334,14 @@ class GVulnerability(Notion):
 
     name = "g-vulnerability"
 
-    def __init__(self, gain, priors: Mapping[str, np.ndarray], bound: float | None = None,
+    def __init__(self, gain: str | Any, priors: Mapping[str, Any] | Any, bound: float | None = None,
                  bits: float | None = None, prior_name: str = "prior"):
         if (bound is None) == (bits is None):
             raise ProblemError("give exactly one of 'bound' (a vulnerability) and 'bits' (a leakage)",
                                key="bound")
-        self.priors = {k: np.asarray(v, dtype=float) for k, v in priors.items()}
+        if priors is None:
+            raise ProblemError("needs the adversary's prior", key="prior")
+        self.priors, self.shared_prior = prior_table(priors)
         n = len(next(iter(self.priors.values())))
         self.gain = gain_matrix(gain, n)
         self.gain_name = gain if isinstance(gain, str) else "matrix"
@@ -333,10 +366,25 @@ class GVulnerability(Notion):
             self.bounds = {k: b for k in self.priors}
         self.epsilon = self.leakage_bits if bits is not None else b
 
-    def keys(self, available):
+    def bind(self, setting: Setting) -> GVulnerability:
+        """One shared prior given to every mechanism, and every prior checked against the inputs."""
+        priors, name = bound_priors(self.priors, self.shared_prior, self.prior_name, setting)
+        if priors is self.priors:
+            return self
+        gain = self.gain_name if self.gain_name != "matrix" else self.gain
+        bound = None if self.leakage_bits is not None else self.epsilon
+        return GVulnerability(gain, priors, bound=bound, bits=self.leakage_bits, prior_name=name)
+
+    def __repr__(self) -> str:
+        limit = ("bits", self.leakage_bits) if self.leakage_bits is not None else ("bound", self.epsilon)
+        return preview.call("GVulnerability", [
+            ("gain", repr(self.gain_name) if self.gain_name != "matrix" else preview.array(self.gain)),
+            (limit[0], preview.number(limit[1])), ("prior", prior_text(self.priors, self.prior_name))])
+
+    def keys(self, available: list[str]) -> list[str]:
         return [k for k in available if k in self.priors]
 
-    def _weighted(self, key):
+    def _weighted(self, key: str) -> np.ndarray:
         return self.gain * self.priors[key][None, :]
 
     def _bound(self, key: str, epsilon: float) -> float:
@@ -352,7 +400,7 @@ class GVulnerability(Notion):
             self.leakage_bits = self.epsilon
         self.bounds = {k: self._bound(k, self.epsilon) for k in self.priors}
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         for key, var in K.items():
             post = self._weighted(key) @ var
@@ -366,7 +414,7 @@ class GVulnerability(Notion):
     def level(self, key: str, k: np.ndarray) -> float:
         return float((self._weighted(key) @ k).max(axis=0).sum())
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         levels = {key: self.level(key, k) for key, k in mechs.items()}
         slack = {key: levels[key] - self.bounds[key] for key in levels}
         worst = max(slack, key=slack.get)
@@ -383,13 +431,62 @@ class GVulnerability(Notion):
         return Audit(self.name, requested, achieved,
                      slack[worst] <= AUDIT_TOL * max(1.0, abs(self.bounds[worst])), detail)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # V_g(π, ·) is convex in K and equals V_g(π) on the uniform channel
         out = {}
         for key, k in mechs.items():
             v, b, v0 = self.level(key, k), self.bounds[key], self.prior_vulnerability[key]
             out[key] = k if v <= b or v <= v0 else _mix_uniform(k, (v - b) / (v - v0) + 1e-15)
         return out
+
+
+def prior_table(priors: Mapping[str, Any] | Any) -> tuple[dict[str, np.ndarray] | None, bool]:
+    """(priors per mechanism key, whether one prior was given for every mechanism): a mapping as
+    given, one array under the shared mechanism's key, None left to :func:`bound_priors`."""
+    if priors is None:
+        return None, False
+    if isinstance(priors, Mapping):
+        if not priors:
+            raise ProblemError("needs a prior", key="prior")
+        return {str(k): np.asarray(v, dtype=float) for k, v in priors.items()}, False
+    try:
+        pi = np.asarray(priors, dtype=float)
+    except (TypeError, ValueError):
+        pi = None
+    if pi is None or pi.ndim != 1:
+        raise ProblemError(f"expected a prior (a vector of probabilities) or a mapping from mechanism "
+                           f"key to prior, got {priors!r}", key="prior")
+    return {DEFAULT: pi}, True
+
+
+def bound_priors(priors: dict[str, np.ndarray] | None, shared: bool, name: str,
+                 setting: Setting) -> tuple[dict[str, np.ndarray], str]:
+    """The priors of an information notion on the problem: the default (each context's own
+    distribution, else uniform) when none was given; one shared prior for every mechanism key;
+    each checked to be a probability vector over the inputs. The same mapping object when
+    nothing changed."""
+    n = len(setting.inputs)
+    if priors is None:
+        if setting.contexts:
+            return {k: np.asarray(v, dtype=float) for k, v in setting.contexts.items()}, "contexts"
+        return {DEFAULT: setting.uniform()}, "uniform"
+    for k, pi in priors.items():
+        probabilities(pi, n, "prior" if shared else f"prior[{k}]")
+    if shared and setting.keys != [DEFAULT]:
+        return {k: priors[DEFAULT] for k in setting.keys}, name
+    return priors, name
+
+
+def prior_text(priors: dict[str, np.ndarray] | None, name: str) -> str | None:
+    """The repr of a notion's prior: its name when it has one, else its values."""
+    if priors is None:
+        return None
+    if name not in ("prior", "inline"):
+        return repr(name)
+    values = list(priors.values())
+    if all(v is values[0] for v in values):
+        return preview.array(values[0])
+    return preview.mapping(priors)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ when a <= 1 (and conversely the chain multiplies out to a <= c^k b = e^L b).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.privacy.base import (
@@ -34,7 +35,7 @@ LINK_LOG = 10.0
 HOCKEY_BLOCK_ENTRIES = 1 << 22
 
 
-def links(log_coefficient):
+def links(log_coefficient: float | np.ndarray) -> int | np.ndarray:
     """Chain links for a coefficient e^L: 1 while L <= 20, else k = ⌈L / 10⌉ links of e^{L/k}
     (an int for a number, an int array for an array of exponents).
 
@@ -46,14 +47,14 @@ def links(log_coefficient):
     return int(k) if k.ndim == 0 else k
 
 
-def link_coefficient(notion: Notion, name: str, scale: float = 1.0):
+def link_coefficient(notion: Notion, name: str, scale: float = 1.0) -> Any:
     """The per-link coefficient e^{ε·scale/k} of ``notion`` at its current ε (a Parameter when
     the notion is parametric; k is fixed by the current ε, and sweeps recompile when it moves)."""
     k = links(notion.epsilon * scale)
     return notion.coefficient(f"{name}_link{k}", lambda eps: np.exp(min(eps * scale / k, MAX_LOG_COEFFICIENT)))
 
 
-def chain(top, bottom, k: int, c, upper: float | None = 1.0) -> list:
+def chain(top: Any, bottom: Any, k: int, c: Any, upper: float | None = 1.0) -> list:
     """Constraints top <= c^k · bottom (elementwise) through k − 1 auxiliary variables of the
     shape of ``bottom``: top <= c w_1, w_t <= c w_{t+1}, w_{k−1} <= c bottom.
 
@@ -82,10 +83,10 @@ class LDP(Notion):
     def __init__(self, epsilon: float):
         self.epsilon = check_epsilon(epsilon)
 
-    def structure(self):
+    def structure(self) -> int:
         return links(self.epsilon)
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         k = links(self.epsilon)
         c = link_coefficient(self, "exp_epsilon")
@@ -113,7 +114,7 @@ class LDP(Notion):
         return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
                      achieved <= self.epsilon + AUDIT_TOL)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         floor = np.exp(-self.epsilon)
         out = {}
         for key, k in mechs.items():
@@ -140,10 +141,13 @@ class ApproxLDP(Notion):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
 
-    def structure(self):
+    def __repr__(self) -> str:
+        return f"ApproxLDP(epsilon={preview.number(self.epsilon)}, delta={preview.number(self.delta)})"
+
+    def structure(self) -> int:
         return links(self.epsilon)
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         k = links(self.epsilon)
         c = link_coefficient(self, "exp_epsilon")
@@ -168,7 +172,7 @@ class ApproxLDP(Notion):
             worst = max(worst, float(block.max()))
         return worst
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Beyond e^20 the LP cannot resolve entries of order e^{−ε} (they sit below its
         feasibility tolerance), so a matrix that misses δ is given the pure ε-LDP floor
         K[x, y] >= e^{−ε} max_x' K[x', y] (:meth:`LDP.repair`), which moves the objective by
@@ -179,14 +183,14 @@ class ApproxLDP(Notion):
         bad = {key: k for key, k in mechs.items() if self.level(k) > self.delta + AUDIT_TOL / 10}
         return {**mechs, **LDP(self.epsilon).repair(bad)}
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         achieved = max(self.level(k) for k in mechs.values())
         return Audit(self.name, {"epsilon": self.epsilon, "delta": self.delta},
                      {"epsilon": self.epsilon, "delta": achieved},
                      achieved <= self.delta + AUDIT_TOL)
 
 
-def _row(v):
+def _row(v: Any) -> Any:
     """The vector variable ``v`` as a (1, n) row, broadcast against a matrix."""
     return cp.reshape(v, (1, v.shape[0]), order="C")
 

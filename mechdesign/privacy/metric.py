@@ -18,16 +18,19 @@ most |X|·|Y|·TINY·max|C|.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.metrics import Metric, on_a_line
+from mechdesign.core.setting import Setting
 from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import links
 
@@ -58,6 +61,22 @@ class MetricPrivacy(Notion):
     into a chain through k − 1 auxiliary columns,
     K[x] <= c w_1 <= c² w_2 <= ... <= c^k K[x'] with c = e^{εd/k} (links of e^10 once e^{εd} passes e^20), so the LP stays exact
     and well scaled.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε, per unit of distance.
+    metric : Metric, optional
+        The ground metric d; by default the problem's ``metric=`` (filled in by :meth:`bind`).
+    domain : Domain, optional
+        The inputs d is measured on; by default the problem's inputs.
+
+    Examples
+    --------
+    >>> MetricPrivacy(0.5)
+    MetricPrivacy(epsilon=0.5)
+    >>> MetricPrivacy(0.5, Metric("absolute"), Domain.from_size(20))
+    MetricPrivacy(epsilon=0.5, metric=Metric('absolute'), domain=Domain(20 values: 0, 1, 2, 3, 4, 5, ... (20 in all), points in R^1))
     """
 
     name = "metric"
@@ -67,32 +86,57 @@ class MetricPrivacy(Notion):
         """Whether pairs were left out of the program (ε·d beyond FLOAT_EXPONENT)."""
         return bool(np.any(self.segments() == 0))
 
-    def __init__(self, epsilon: float, metric: Metric, domain: Domain):
+    def __init__(self, epsilon: float, metric: Metric | str | None = None, domain: Domain | None = None):
         self.epsilon = check_epsilon(epsilon)
-        self.metric = metric
+        self.metric = None if metric is None else Metric.coerce(metric)
         self.domain = domain
-        self.i, self.j, self.d = metric.privacy_pairs(domain)
+        if self.metric is not None and domain is not None:
+            self.i, self.j, self.d = self.metric.privacy_pairs(domain)
+
+    def bind(self, setting: Setting) -> MetricPrivacy:
+        """The problem's metric (unless the notion has its own) over the problem's inputs (unless
+        it has its own domain, which must have as many values)."""
+        if self.domain is not None and len(self.domain) != len(setting.inputs):
+            raise ProblemError(f"the notion's domain has {len(self.domain)} values but the problem has "
+                               f"{len(setting.inputs)} inputs", key="domain")
+        if self.metric is not None and self.domain is not None:
+            return self
+        metric = self.metric or setting.need_metric("metric privacy", "metric")
+        return MetricPrivacy(self.epsilon, metric, self.domain or setting.inputs)
+
+    def _bound(self) -> None:
+        if self.metric is None or self.domain is None:
+            raise ProblemError(f"{self!r} is not bound to a metric and a domain yet: give it both "
+                               "(MetricPrivacy(epsilon, metric, domain)) or use it in a Problem with a "
+                               "metric=", key="metric")
+
+    def __repr__(self) -> str:
+        metric = None if self.metric is None else repr(self.metric)
+        domain = None if self.domain is None else repr(self.domain)
+        return preview.call("MetricPrivacy", [("epsilon", preview.number(self.epsilon)),
+                                              ("metric", metric), ("domain", domain)])
 
     def segments(self) -> np.ndarray:
         """Per pair, the number k of chain links (:func:`mechdesign.privacy.ldp.links`, the rule
         every notion's chains follow); 0 for the pairs left out because ε·d exceeds
         FLOAT_EXPONENT."""
+        self._bound()
         exponent = self.epsilon * self.d
         return np.where(exponent > FLOAT_EXPONENT, 0, links(exponent)).astype(int)
 
-    def structure(self):
+    def structure(self) -> bytes:
         return self.segments().tobytes()
 
-    def _scale(self, name: str, d: np.ndarray):
+    def _scale(self, name: str, d: np.ndarray) -> Any:
         if self.parametric:
             return self.coefficient(name, lambda eps: np.exp(eps * d)[:, None])
         return sp.diags(np.exp(self.epsilon * d))
 
     @staticmethod
-    def _times(coef, expr):
+    def _times(coef: Any, expr: Any) -> Any:
         return cp.multiply(coef, expr) if isinstance(coef, cp.Parameter) else coef @ expr
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         out = []
         counts = self.segments()
         for k in np.unique(counts[counts > 0]):
@@ -110,6 +154,7 @@ class MetricPrivacy(Notion):
 
     def distances(self) -> np.ndarray:
         """d over the input domain (every ordered pair)."""
+        self._bound()
         return self.metric.distances(self.domain)
 
     def level(self, k: np.ndarray) -> float:
@@ -130,7 +175,7 @@ class MetricPrivacy(Notion):
 
         return float(max_level(logk, d))
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         achieved = max(self.level(k) for k in mechs.values())
         n = len(self.domain)
         return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
@@ -176,7 +221,7 @@ class MetricPrivacy(Notion):
         with np.errstate(under="ignore"):
             return floor_columns(np.exp(out))
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Envelope repair over all pairs (then rows renormalised) of matrices whose level
         exceeds ε by more than half the audit's tolerance (an LP's row residuals of 1e-10
         renormalised away leave about 4e-10, which the audit accepts)."""
@@ -190,7 +235,7 @@ class MetricPrivacy(Notion):
             out[key] = k
         return out
 
-    def _line_order(self):
+    def _line_order(self) -> tuple[np.ndarray, np.ndarray] | None:
         pts = self.domain.points
         if not on_a_line(self.metric.kind, pts):
             return None

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import permutations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.divergences import DIVERGENCES, max_divergence
 from mechdesign.core.divergences import divergence as lookup
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.setting import Setting, probabilities
 from mechdesign.core.tables import read_distribution
 from mechdesign.privacy.base import Notion
 
@@ -41,38 +43,70 @@ class Target(Notion):
 
     Parameters
     ----------
-    contexts : mapping name -> λ_s
-        The distribution each context's mechanism is built from (λ̂_s in Theorem 3).
+    contexts : mapping name -> λ_s, optional
+        The distribution each context's mechanism is built from (λ̂_s in Theorem 3); by
+        default the problem's mechanism contexts (filled in by :meth:`bind`).
     distribution : array over the outputs, or None
         The target μ; None leaves it free (one common μ chosen by the optimiser).
     label : str
         The target's name, for the certificate.
     weights : mapping name -> weight, optional
         Context weights, used to average the outputs into the free target when repairing.
+
+    Examples
+    --------
+    >>> Target(distribution=[0.3, 0.2, 0.5])
+    Target(distribution=[0.3, 0.2, 0.5])
     """
 
     name = "target"
 
-    def __init__(self, contexts: Mapping[str, np.ndarray], distribution: np.ndarray | None = None,
+    def __init__(self, contexts: Mapping[str, Any] | None = None, distribution: Any = None,
                  label: str = "mu", weights: Mapping[str, float] | None = None):
-        if not contexts:
+        if contexts is not None and not contexts:
             raise ProblemError("a target needs at least one mechanism context", key="mechanism.contexts")
-        self.contexts = {k: np.asarray(v, dtype=float) for k, v in contexts.items()}
         self.mu = None if distribution is None else np.asarray(distribution, dtype=float)
+        if self.mu is not None and self.mu.ndim != 1:
+            raise ProblemError(f"expected a distribution over the outputs, got shape {self.mu.shape}",
+                               key="distribution")
         self.label = label if distribution is not None else FREE
+        self.given_weights = weights
+        self.found: np.ndarray | None = self.mu
+        self.contexts = None
+        if contexts is None:  # the problem's contexts, filled in by bind
+            return
+        self.contexts = {k: np.asarray(v, dtype=float) for k, v in contexts.items()}
         w = weights or {k: 1.0 for k in self.contexts}
         total = float(sum(w[k] for k in self.contexts))
         self.weights = {k: float(w[k]) / total for k in self.contexts}
-        self.found: np.ndarray | None = self.mu
+
+    def bind(self, setting: Setting) -> Target:
+        """The problem's contexts unless the target has its own; μ checked to be a probability
+        vector over the outputs and every context's distribution one over the inputs."""
+        if self.mu is not None:
+            probabilities(self.mu, len(setting.outputs), "distribution", per="output")
+        contexts = self.contexts
+        if contexts is None:
+            contexts = setting.need_contexts("a target", "contexts", "the target its contexts")
+        for k, lam in contexts.items():
+            probabilities(lam, len(setting.inputs), f"contexts[{k}]")
+        if contexts is self.contexts:
+            return self
+        return Target(contexts, self.mu, self.label, self.given_weights)
+
+    def __repr__(self) -> str:
+        mu = repr(self.label) if self.label not in ("mu", "inline") else preview.array(self.mu)
+        contexts = None if self.contexts is None else "[" + preview.labels(list(self.contexts)) + "]"
+        return preview.call("Target", [("distribution", mu), ("contexts", contexts)])
 
     @property
     def free(self) -> bool:
         return self.mu is None
 
-    def keys(self, available):
+    def keys(self, available: list[str]) -> list[str]:
         return list(self.contexts)
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         if not self.free:
             return [lam @ K[s] == self.mu for s, lam in self.contexts.items()]
         names = list(self.contexts)
@@ -90,12 +124,12 @@ class Target(Notion):
         outs = self.outputs(mechs)
         return sum(self.weights[s] * o for s, o in outs.items())
 
-    def deviations(self, mechs) -> dict[str, float]:
+    def deviations(self, mechs: Mapping[str, np.ndarray]) -> dict[str, float]:
         """Per context, max_y |λ_s K_s − μ|_y."""
         mu = self.target_of(mechs)
         return {s: float(np.abs(o - mu).max()) for s, o in self.outputs(mechs).items()}
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         dev = self.deviations(mechs)
         worst = max(dev.values())
         detail = {"deviations": dev}
@@ -104,7 +138,7 @@ class Target(Notion):
         return Audit(self.name, {"distribution": self.label, "deviation": 0.0}, {"deviation": worst},
                      worst <= AUDIT_TOL, detail)
 
-    def repair(self, mechs):
+    def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Make every λ_s K_s equal μ exactly (the solver meets equalities only to tolerance).
 
         With γ = diag(λ_s) K_s: scale down the columns where γ carries more than μ, then give the
@@ -119,7 +153,7 @@ class Target(Notion):
             out[s] = match_target(mechs[s], lam, mu)
         return out
 
-    def neutral_row(self, n_outputs):
+    def neutral_row(self, n_outputs: int) -> np.ndarray | None:
         if self.found is not None and self.found.size == n_outputs:
             return self.found
         return None
@@ -157,6 +191,8 @@ class ApproximateKnowledge(Notion):
     divergences : sequence of str
         Divergences to audit (default: D∞ and every registered f-divergence).
 
+    Notes
+    -----
     The audit computes the knowledge error ε = max_s max(D∞(λ̂_s ‖ λ_s), D∞(λ_s ‖ λ̂_s)) and, for
     each divergence D, the achieved DistP level max over ordered context pairs (s, s') of
     D(λ_s K_s ‖ λ_s' K_s'); ``requested`` holds the Theorem 3 bounds (2ε for D∞, 2εe^ε for KL,
@@ -167,7 +203,7 @@ class ApproximateKnowledge(Notion):
 
     name = "approximate-knowledge"
 
-    def __init__(self, built: Mapping[str, np.ndarray], actual: Mapping[str, np.ndarray],
+    def __init__(self, built: Mapping[str, Any], actual: Mapping[str, Any],
                  divergences: Sequence[str] | None = None):
         if set(built) != set(actual):
             raise ProblemError("built-from and actual distributions must name the same contexts",
@@ -176,10 +212,15 @@ class ApproximateKnowledge(Notion):
         self.actual = {k: np.asarray(actual[k], dtype=float) for k in self.built}
         self.divergences = [lookup(d) for d in (divergences or list(DIVERGENCES))]
 
-    def keys(self, available):
+    def __repr__(self) -> str:
+        return preview.call("ApproximateKnowledge", [
+            ("contexts", "[" + preview.labels(list(self.built)) + "]"),
+            ("divergences", "[" + preview.labels([d.name for d in self.divergences]) + "]")])
+
+    def keys(self, available: list[str]) -> list[str]:
         return list(self.built)
 
-    def constraints(self, K):
+    def constraints(self, K: Mapping[str, Any]) -> list:
         return []
 
     def knowledge_epsilon(self) -> float:
@@ -187,7 +228,7 @@ class ApproximateKnowledge(Notion):
         return float(max(max(max_divergence(self.built[s], self.actual[s]),
                              max_divergence(self.actual[s], self.built[s])) for s in self.built))
 
-    def achieved(self, mechs) -> dict[str, float]:
+    def achieved(self, mechs: Mapping[str, np.ndarray]) -> dict[str, float]:
         """Per divergence, max over ordered context pairs of D(λ_s K_s ‖ λ_s' K_s')."""
         outs = {s: lam @ mechs[s] for s, lam in self.actual.items()}
         pairs = list(permutations(outs, 2))
@@ -205,7 +246,7 @@ class ApproximateKnowledge(Notion):
         eps = self.knowledge_epsilon()
         return {div.name: div.theorem3_bound(eps) for div in self.divergences}
 
-    def audit(self, mechs):
+    def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         eps = self.knowledge_epsilon()
         achieved = self.achieved(mechs)
         bounds = self.bounds()

@@ -30,6 +30,8 @@ def mechanism_from_coupling(gamma, lam, mu) -> np.ndarray:
     lam : (|X|,) distribution the mechanism is built from (λ̂_s)
     mu : (|Y|,) target distribution
 
+    Notes
+    -----
     Rows with λ[x] = 0 are set to μ ; so are rows to which a
     numerically inexact coupling gives no mass.
     """
