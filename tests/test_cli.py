@@ -61,7 +61,7 @@ def test_single_mechanism_is_keyed_default_and_out_file_matches_stdout(run_cli, 
 
 
 def test_human_output_shows_certificate_and_krr_baseline(run_cli):
-    code, out, _ = run_cli("solve", ROOT / "problems/warner-rr.toml", "--baseline", "krr")
+    code, out, _ = run_cli("solve", ROOT / "problems/warner-rr.toml", "--baselines", "krr")
     assert code == 0
     assert "Certificate" in out and "krr" in out and "optimal" in out
 

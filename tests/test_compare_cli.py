@@ -184,3 +184,122 @@ def test_compare_prior_option_picks_the_simulated_population(run_cli):
     assert a != b  # different populations, different errors
     code, _, err = run_cli(*args, "--prior", "nobody")
     assert code == 2 and "unknown distribution 'nobody'" in err and "--prior" in err
+
+
+# --- a mechanism that reveals nothing, and ε printed rounded ----------------------------------
+
+UNIFORM_PRIOR = """
+name = "u"
+[inputs]
+size = 4
+[distributions]
+p = [0.4, 0.3, 0.2, 0.1]
+q = [0.1, 0.2, 0.3, 0.4]
+[[privacy]]
+notion = "ldp"
+epsilon = {epsilon}
+[objective]
+kind = "error-probability"
+{prior}
+"""
+
+
+def users_histograms(seed, users, trials, lam):
+    """The simulated users' input histograms, drawn independently of the package's trial loop
+    from the documented seeds: trial t of the one mechanism key uses
+    SeedSequence(seed).spawn(1)[0].spawn(trials)[t], whose first draw is the users' inputs."""
+    import numpy as np
+
+    children = np.random.SeedSequence(seed).spawn(1)[0].spawn(trials)
+    return [np.random.default_rng(c).multinomial(users, lam) / users for c in children]
+
+
+def test_a_mechanism_that_reveals_nothing_is_answered_with_the_uniform_prior(run_cli, tmp_path):
+    import numpy as np
+
+    path = tmp_path / "u.toml"
+    path.write_text(UNIFORM_PRIOR.format(epsilon=1.0, prior=""))
+    code, out, _ = run_cli("compare", path, "--baselines", "uniform,identity,krr", "--users", "200",
+                           "--trials", "40", "--seed", "7", "--json")
+    assert code == 0
+    rows = rows_by_name(json.loads(out))
+    assert rows["uniform"]["reveals_nothing"] is True
+    assert rows["krr"]["reveals_nothing"] is False and rows["optimal design"]["reveals_nothing"] is False
+    truths = users_histograms(7, 200, 40, np.full(4, 0.25))
+    tv = np.array([0.5 * np.abs(t - 0.25).sum() for t in truths])
+    l2 = np.array([np.linalg.norm(t - 0.25) for t in truths])
+    assert tv.mean() > 0  # not 0 ± 0: the users are not exactly the prior
+    for est in ("inv", "ibu"):
+        stats = rows["uniform"]["estimation"]["estimators"][est]
+        assert stats["tv"]["mean"] == pytest.approx(tv.mean(), rel=1e-12)
+        assert stats["tv"]["std"] == pytest.approx(tv.std(ddof=1), rel=1e-12)
+        assert stats["l2"]["mean"] == pytest.approx(l2.mean(), rel=1e-12)
+        assert stats["emd"]["mean"] == pytest.approx(tv.mean(), rel=1e-9)  # no metric: EMD = TV
+    # the identity reports the users' own inputs: Inv recovers their histogram exactly
+    assert rows["identity"]["estimation"]["estimators"]["inv"]["tv"]["mean"] == pytest.approx(0, abs=1e-12)
+
+
+def test_answering_with_the_prior_has_the_binomial_error_on_average():
+    # two values, uniform prior, n users: the error of answering (1/2, 1/2) is |X/n - 1/2| in TV
+    # with X ~ Binomial(n, 1/2), whose mean is a finite sum (no seeds involved)
+    import numpy as np
+    from scipy import stats
+
+    from mechdesign.estimation.compare import collection_trials
+    from mechdesign.mechanisms.trivial_mechanisms import uniform
+
+    n, trials, half = 50, 4000, np.full(2, 0.5)
+    summary = collection_trials(uniform(2), half, n, trials, 1, 1 - np.eye(2), ["tv"], prior=half)
+    errors = summary.errors["inv"]["tv"]
+    k = np.arange(n + 1)
+    expected = float(np.sum(stats.binom.pmf(k, n, 0.5) * np.abs(k / n - 0.5)))
+    assert errors.mean() == pytest.approx(expected, abs=5 * errors.std() / np.sqrt(trials))
+    assert np.array_equal(summary.errors["ibu"]["tv"], errors)
+
+
+def test_the_analysts_prior_is_the_objectives_not_the_simulated_population(run_cli, tmp_path):
+    import numpy as np
+
+    path = tmp_path / "u.toml"
+    path.write_text(UNIFORM_PRIOR.format(epsilon=1.0, prior='prior = "p"'))
+    code, out, _ = run_cli("compare", path, "--baselines", "uniform", "--users", "300", "--trials", "5",
+                           "--seed", "2", "--prior", "q", "--json")
+    assert code == 0
+    row = rows_by_name(json.loads(out))["uniform"]
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    tv = [0.5 * np.abs(t - p).sum() for t in users_histograms(2, 300, 5, np.array([0.1, 0.2, 0.3, 0.4]))]
+    assert row["estimation"]["estimators"]["ibu"]["tv"]["mean"] == pytest.approx(np.mean(tv), rel=1e-12)
+
+
+def test_the_table_marks_it_and_prints_its_epsilon_as_0(run_cli, tmp_path):
+    path = tmp_path / "u.toml"
+    path.write_text(UNIFORM_PRIOR.format(epsilon=1.0, prior=""))
+    code, out, _ = run_cli("compare", path, "--baselines", "uniform,krr", "--users", "100", "--trials", "2")
+    assert code == 0
+    rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines() if "\t" in line}
+    assert rows["uniform (reveals nothing)"][3] == "ε=0"
+    assert rows["krr"][1] == "1" and rows["krr"][3] == "ε=1"
+    assert "e-16" not in out and "e-17" not in out
+    assert "answered with the prior: uniform (no prior given)" in out
+
+
+def test_at_epsilon_0_everything_reveals_nothing_and_compare_ends(run_cli, tmp_path):
+    path = tmp_path / "u.toml"
+    path.write_text(UNIFORM_PRIOR.format(epsilon=0.0, prior=""))
+    code, out, _ = run_cli("compare", path, "--baselines", "krr,uniform", "--json")
+    assert code == 0
+    rows = rows_by_name(json.loads(out))
+    assert all(r["reveals_nothing"] for r in rows.values())
+    assert rows["krr"]["epsilon"] == 0.0 and rows["krr"]["objective"] == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("value, terminal, text", [
+    (2.220446049250313e-16, True, "0"), (-1e-13, False, "0"), (3.0000000000004, True, "3"),
+    (1.0000000000000002, False, "1"), (0.123456789, True, "0.123457"),
+    (0.123456789, False, "0.123456789"), (float("inf"), True, "∞"), (float("inf"), False, "inf"),
+    (None, True, "-"), (1e-11, True, "1e-11")])
+def test_privacy_levels_print_rounded(value, terminal, text):
+    from mechdesign.cli.output import Output
+    from mechdesign.cli.render import epsilon_text
+
+    assert epsilon_text(value, Output(terminal=terminal)) == text

@@ -1,4 +1,5 @@
-"""Human-readable output (rich tables) for results and audits.
+"""Human-readable output of results and audits (tables on a terminal, the plain layout
+elsewhere: see :mod:`mechdesign.cli.output`).
 
 Every string that comes from the user (problem names, labels, context and notion names,
 messages) is printed literally: rich would read ``[bold]`` or ``[/]`` in it as markup, so it
@@ -7,15 +8,17 @@ goes through :func:`plain` first.
 
 from __future__ import annotations
 
-import numpy as np
-from rich.console import Console
+import math
+
 from rich.markup import escape
-from rich.table import Table
 
-from mechdesign.core.audit_record import Audit
-from mechdesign.design.result import Result
+from mechdesign.cli.output import Output
 
-MATRIX_LIMIT = 12  # show matrices up to this many rows and columns
+#: on a terminal, matrices are shown up to this many rows and columns
+MATRIX_LIMIT = 12
+#: off a terminal (the plain layout), up to this many: every matrix of a problem solved in
+#: seconds, without printing megabytes (--out or --json give any matrix)
+PLAIN_MATRIX_LIMIT = 200
 
 
 def plain(value) -> str:
@@ -23,93 +26,137 @@ def plain(value) -> str:
     return escape(str(value))
 
 
-def fmt(value) -> str:
-    """A number to ten significant digits (∞ for infinity, - for None); anything else as text,
-    escaped for rich markup."""
-    if value is None:
-        return "-"
-    if isinstance(value, (float, np.floating)):
-        if np.isinf(value):
-            return "∞"
-        return f"{value:.10g}"
-    return plain(value)
+def levels(d: dict, out: Output) -> str:
+    return ", ".join(f"{plain(k)}={plain(v if isinstance(v, str) else out.number(v))}"
+                     for k, v in d.items())
 
 
-def levels(d: dict) -> str:
-    return ", ".join(f"{plain(k)}={fmt(v)}" for k, v in d.items())
+def certificate_table(audits, out: Output, title: str = "Certificate") -> None:
+    rows = [[plain(a.notion), levels(a.requested, out), levels(a.achieved, out),
+             "[green]yes[/]" if a.holds else "[red]NO[/]"] for a in audits]
+    out.table(plain(title), ["notion", "requested", "achieved", "holds"], rows)
 
 
-def certificate_table(audits: list[Audit], title: str = "Certificate") -> Table:
-    table = Table(title=plain(title), title_justify="left")
-    table.add_column("notion")
-    table.add_column("requested")
-    table.add_column("achieved")
-    table.add_column("holds")
-    for a in audits:
-        table.add_row(plain(a.notion), levels(a.requested), levels(a.achieved),
-                      "[green]yes[/]" if a.holds else "[red]NO[/]")
-    return table
+def matrix_table(name: str, mech, out: Output) -> None:
+    columns = ["x \\ y"] + [(plain(label), {"justify": "right"}) for label in mech.outputs.labels]
+    rows = [[plain(label), *[out.number(v, ".4f") for v in row]]
+            for label, row in zip(mech.inputs.labels, mech.matrix.tolist())]
+    out.table(f"Mechanism {plain(name)}", columns, rows)
 
 
-def matrix_table(name: str, mech) -> Table:
-    table = Table(title=f"Mechanism {plain(name)}", title_justify="left")
-    table.add_column("x \\ y")
-    for label in mech.outputs.labels:
-        table.add_column(plain(label), justify="right")
-    for label, row in zip(mech.inputs.labels, mech.matrix):
-        table.add_row(plain(label), *[f"{v:.4f}" for v in row])
-    return table
+#: how each default the problem loader filled in is said (see mechdesign.design.spec.filled_defaults)
+DEFAULT_LINES = {
+    "prior": "prior: {} (no prior given)",
+    "loss": "loss: {} (no loss given)",
+    "weights": "context weights: {} (no weights given)",
+    "outputs": "outputs: {} (no [outputs] given)",
+}
 
 
-def print_result(result: Result, console: Console, baselines: list[dict] | None = None) -> None:
+def print_defaults(defaults: dict, problem, out: Output) -> None:
+    """The defaults that are not obvious, one line each; a warning when there is no privacy
+    constraint. The outputs are said only for inputs that are points in the plane or beyond
+    (where reports could have been other places); ``solver: auto`` is said on the solver line."""
+    for key, text in DEFAULT_LINES.items():
+        if key not in defaults:
+            continue
+        if key == "outputs":
+            points = getattr(problem.inputs, "points", None)
+            if points is None or points.shape[1] < 2:
+                continue
+        out.line("  " + plain(text.format(defaults[key])))
+    if defaults.get("privacy") == "none":
+        out.warning("no privacy constraint: the design is the non-private optimum")
+
+
+def print_result(result, out: Output, problem=None) -> None:
     colour = "green" if result.status == "optimal" else "red"
-    console.print(f"[bold]{plain(result.problem)}[/]: [{colour}]{plain(result.status)}[/]")
+    out.line(f"[bold]{plain(result.problem)}[/]: [{colour}]{plain(result.status)}[/]")
     if result.message:
-        console.print(f"  {plain(result.message)}")
+        out.line(f"  {plain(result.message)}")
     if result.objective is not None:
-        console.print(f"  objective {plain(result.objective_kind)} = {fmt(result.objective)}")
+        out.line(f"  objective {plain(result.objective_kind)} = {out.number(result.objective)}")
+    defaults = result.extra.get("defaults", {})
+    if problem is not None:
+        print_defaults(defaults, problem, out)
     s = result.solver
     times = f"compile {s.get('compile_seconds', 0):.3f} s, solve {s.get('solve_seconds') or 0:.3f} s"
     gap = f", gap {s['gap']:.2e}" if "gap" in s else ""
-    console.print(f"  solver {plain(s.get('name', '-'))}: {times}{gap}")
-    if s.get("privacy"):
-        console.print(f"  privacy {plain(s['privacy'])}")
+    chosen = " (chosen automatically: no \\[solve] solver given)" if defaults.get("solver") == "auto" else ""
+    out.line(f"  solver {plain(s.get('name', '-'))}{chosen}: {times}{gap}")
+    if s.get("privacy") and defaults.get("privacy") != "none":
+        out.line(f"  privacy {plain(s['privacy'])}")
     if result.certificate:
-        console.print(certificate_table(result.certificate))
+        certificate_table(result.certificate, out)
+    limit = MATRIX_LIMIT if out.terminal else PLAIN_MATRIX_LIMIT
     for name, mech in result.mechanisms.items():
-        if max(mech.shape) <= MATRIX_LIMIT:
-            console.print(matrix_table(name, mech))
+        if max(mech.shape) <= limit:
+            matrix_table(name, mech, out)
         else:
-            console.print(f"Mechanism {plain(name)}: {mech.shape[0]} x {mech.shape[1]} (use --json or --out for the matrix)")
-    if baselines:
-        table = Table(title="Baselines", title_justify="left")
-        for col in ("mechanism", "objective", "privacy achieved", "holds"):
-            table.add_column(col)
-        table.add_row("optimal design", fmt(result.objective),
-                      "; ".join(levels(a.achieved) for a in result.certificate), "yes" if result.holds else "NO")
-        for b in baselines:
-            table.add_row(plain(b["name"]), fmt(b["objective"]),
-                          "; ".join(levels(a["achieved"]) for a in b["certificate"]),
-                          "yes" if all(a["holds"] for a in b["certificate"]) else "NO")
-        console.print(table)
+            out.line(f"Mechanism {plain(name)}: {mech.shape[0]} x {mech.shape[1]} "
+                     "(use --json or --out for the matrix)")
 
 
-def print_explanation(result: Result, console: Console) -> None:
+def epsilon_text(value, out: Output) -> str:
+    """A privacy level for a table: within 1e-12 of a whole number (zero included) it prints as
+    that number (0, not 2.22045e-16); otherwise six significant digits on a terminal and full
+    precision elsewhere. ∞ (or inf) for infinity, - for None."""
+    if value is None or isinstance(value, str):
+        return "-" if value is None else plain(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return plain(value)
+    if not math.isfinite(v):
+        return out.number(v)
+    nearest = round(v)
+    if abs(v - nearest) <= 1e-12:
+        return str(int(nearest))
+    return out.number(v, ".6g")
+
+
+def achieved_text(certificate, out: Output) -> str:
+    """Each audit's achieved levels, ``ε=…, δ=…``, audits separated by ``;``."""
+    symbols = {"epsilon": "ε", "delta": "δ"}
+    return "; ".join(", ".join(f"{symbols.get(k, plain(k))}={epsilon_text(v, out)}"
+                               for k, v in (a["achieved"] if isinstance(a, dict) else a.achieved).items())
+                     for a in certificate)
+
+
+def print_baselines(result, baselines: list[dict], out: Output, epsilon: float | None = None) -> None:
+    """The optimum (at the problem's ``epsilon``) next to each baseline (records of
+    :func:`mechdesign.estimation.compare.baseline_row` ``.to_dict()``)."""
+    rows = [["optimal design", epsilon_text(epsilon, out), out.number(result.objective),
+             achieved_text(result.certificate, out), "yes" if result.holds else "NO"]]
+    notes = []
+    for b in baselines:
+        if b["status"] == "n/a":
+            rows.append([plain(b["name"]), "-", "n/a", "-", "-"])
+        else:
+            holds = "-" if b["holds"] is None else ("yes" if b["holds"] else "NO")
+            name = plain(b["name"]) + (" (reveals nothing)" if b.get("reveals_nothing") else "")
+            rows.append([name, epsilon_text(b["epsilon"], out), out.number(b["objective"]),
+                         achieved_text(b["certificate"] or [], out) or "-", holds])
+        if b.get("note"):
+            notes.append(f"  {plain(b['name'])}: {plain(b['note'])}")
+    out.table("Baselines (each calibrated to the problem's privacy constraints)",
+              ["mechanism", "ε used", "objective", "privacy achieved", "holds"], rows)
+    for line in notes:
+        out.line(line)
+
+
+def print_explanation(result, out: Output) -> None:
     """The solver choice of a solve: each special solver in the order tried, whether it applied
     (and why not), what it did; then the general route if it ran, and the solver's own path."""
     s = result.solver
-    table = Table(title="Solver choice (in the order tried)", title_justify="left")
-    for col in ("solver", "applies", "outcome"):
-        table.add_column(col)
     records = s.get("special_solvers") or []
-    for r in records:
-        applies = {True: "yes", False: "no", None: "-"}[r.get("applies")]
-        table.add_row(plain(r["solver"]), applies, plain(r["outcome"]))
+    rows = [[plain(r["solver"]), {True: "yes", False: "no", None: "-"}[r.get("applies")],
+             plain(r["outcome"])] for r in records]
     if not records:
-        table.add_row("special solvers", "-", "not tried: the problem names its solver")
+        rows.append(["special solvers", "-", "not tried: the problem names its solver"])
     if not any(r["outcome"] == "solved" for r in records):
-        table.add_row(plain(s.get("name", "general convex route")), "yes",
-                      plain(f"general convex route: {result.status}"))
-    console.print(table)
+        rows.append([plain(s.get("name", "general convex route")), "yes",
+                     plain(f"general convex route: {result.status}")])
+    out.table("Solver choice (in the order tried)", ["solver", "applies", "outcome"], rows)
     for step in s.get("path") or []:
-        console.print(f"  path: {plain(step)}")
+        out.line(f"  path: {plain(step)}")

@@ -4,6 +4,9 @@ Every error names the file, the key and what was expected (:class:`ProblemError`
 ``[[privacy]]`` table is read by its notion's own parser, looked up by the table's ``notion``
 name in :data:`~mechdesign.privacy.table_parsers.NOTION_PARSERS`; the objectives are a registry
 keyed by the file's ``kind`` names here. A new notion or objective is one entry.
+
+What the file left out and the loader filled in is recorded in ``problem.extras["defaults"]``
+(:func:`filled_defaults`), so that the command line can say it.
 """
 
 from __future__ import annotations
@@ -263,8 +266,38 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
         inputs=declared.inputs, outputs=declared.outputs, objective=objective, privacy=notions,
         contexts=declared.contexts, name=data["name"], description=data.get("description", ""),
         solver=solver, gap_tolerance=gap, time_limit=limit, source=file,
-        extras={"model": declared},
+        extras={"model": declared, "defaults": filled_defaults(data, declared)},
     )
+
+
+def filled_defaults(data: dict, declared: Declarations) -> dict[str, str]:
+    """What the loader filled in because the file did not say, as ``{what: value}``:
+
+    * ``outputs``: ``"the inputs"`` — no ``[outputs]`` table;
+    * ``prior``: ``"uniform"`` — an objective that averages over inputs, with neither
+      ``prior`` nor ``[mechanism]`` contexts;
+    * ``loss``: ``"metric"`` or ``"hamming"`` — an objective with a loss and no ``loss`` key;
+    * ``weights``: ``"equal"`` — contexts without ``weights``;
+    * ``solver``: ``"auto"`` — no ``[solve] solver``;
+    * ``privacy``: ``"none"`` — no ``[[privacy]]`` table (the design is the non-private optimum).
+    """
+    out = {}
+    if "outputs" not in data:
+        out["outputs"] = "the inputs"
+    objective = data["objective"]
+    keys = OBJECTIVES[objective["kind"]][0]
+    averages = "prior" in keys or objective["kind"] == "profile-marginal-error"
+    if averages and declared.contexts is None and "prior" not in objective:
+        out["prior"] = "uniform"
+    if "loss" in keys and "loss" not in objective:
+        out["loss"] = "metric" if declared.metric is not None else "hamming"
+    if declared.contexts is not None and "weights" not in data["mechanism"]:
+        out["weights"] = "equal"
+    if "solver" not in (data.get("solve") or {}):
+        out["solver"] = "auto"
+    if not data.get("privacy"):
+        out["privacy"] = "none"
+    return out
 
 
 def parse_notions(data: dict, declared: Declarations) -> list[Notion]:

@@ -192,7 +192,7 @@ def _structure(notions, epsilon: float) -> tuple:
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
           at_each_point: Callable[[Problem, float], dict[str, dict]] | None = None, use_special: bool = True,
           progress: Callable[[int, int, SweepPoint], None] | None = None,
-          time_limit: float | None = None) -> SweepResult:
+          time_limit: float | None = None, rounds: Callable[[dict], None] | None = None) -> SweepResult:
     """Solve ``problem`` at each ε of ``epsilons`` (every notion with an ε gets the value).
 
     The program is compiled once, parametrically, and re-targeted at each ε. Points where a
@@ -209,7 +209,8 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
     at each point while the notions are at that ε and returns named records (for instance the
     baselines at that ε, :func:`mechdesign.estimation.compare.baseline_curves`); each name's
     records form one curve of the result's ``baselines``. ``time_limit`` (seconds; default
-    the problem's own) bounds each point's solve as in :meth:`Problem.solve`.
+    the problem's own) bounds each point's solve as in :meth:`Problem.solve`; ``rounds`` is
+    called with each round the iterative solvers report, as ``progress`` is in :meth:`Problem.solve`.
     """
     global _COMPILES
     notions = sweepable(problem)
@@ -229,7 +230,7 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
             t0 = time.perf_counter()
             e = float(e)
             structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
-            limits = Limits(problem.time_limit if time_limit is None else time_limit)
+            limits = Limits(problem.time_limit if time_limit is None else time_limit, rounds)
             found = problem.solve_specially(limits)[0] if use_special and problem.solver == "auto" else None
             warm = False
             if found is not None:

@@ -4,6 +4,14 @@ For a problem, each row is a mechanism — the certified optimum, then each requ
 with its objective under the problem's objective, its audit under the problem's privacy
 constraints, its own privacy claim audited, and (with ``users``) the error of estimating the
 input distribution by Inv and IBU over repeated simulated collections (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides).
+The error is measured against what there was to find: the simulated users' own input
+distribution (their empirical histogram) in each collection.
+
+A mechanism whose rows are all equal reveals nothing about the input (its output law is the
+same whatever the input): it is marked so (``Row.reveals_nothing``), and the only estimate an
+analyst can make from it is the prior they assume — the problem's prior (the contexts'
+distributions, else the objective's prior, else uniform) — so that is the estimate its error
+is measured on, for Inv and IBU alike.
 
 Baselines are put at the problem's privacy level. By default (``calibrate=True``) each
 baseline's ε is the largest for which the baseline passes every privacy constraint of the
@@ -26,8 +34,8 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.estimation.estimation import ESTIMATORS, MEASURES, errors, ibu
-from mechdesign.estimation.simulation import TrialSummary, run_trials, simulate
+from mechdesign.estimation.estimation import MEASURES, errors, ibu, matrix_inversion
+from mechdesign.estimation.simulation import TrialSummary, simulate
 from mechdesign.mechanisms.metric_mechanisms import exponential, geometric, line_spacing
 from mechdesign.mechanisms.planar import grid_lattice, planar_geometric, planar_laplace
 from mechdesign.mechanisms.profile_mechanisms import (
@@ -275,7 +283,7 @@ def _strict(audits: list[Audit] | None) -> bool:
 def calibrate(problem, spec: BaselineSpec, epsilon: float) -> float | None:
     """Largest ε' for which the baseline passes all the problem's constraints (bisection on the
     audited levels, relative precision 1e-10); ``epsilon`` itself when it is already the largest
-    to 1e-9; None when no ε' > 0 down to 1e-12 works."""
+    to 1e-9; None when no ε' > 0 down to 1e-12 works (at ε = 0: 0 when it holds there, else None)."""
     if not problem.privacy:
         return epsilon
 
@@ -285,6 +293,8 @@ def calibrate(problem, spec: BaselineSpec, epsilon: float) -> float | None:
         except (ProblemError, RuntimeError):
             return False
 
+    if epsilon <= 0:  # nothing to search: ε = 0 holds or nothing does
+        return epsilon if ok(epsilon) else None
     if ok(epsilon):
         if not ok(epsilon * (1 + 1e-9)):
             return epsilon
@@ -325,6 +335,7 @@ class Row:
     note: str = ""
     estimation: TrialSummary | None = None
     mechanisms: dict = field(default_factory=dict, repr=False)
+    reveals_nothing: bool = False
 
     @property
     def holds(self) -> bool | None:
@@ -336,7 +347,8 @@ class Row:
         out = {"name": self.name, "kind": self.kind, "status": self.status, "epsilon": self.epsilon,
                "objective": self.objective,
                "certificate": None if self.certificate is None else [a.to_dict() for a in self.certificate],
-               "holds": self.holds, "claims": [a.to_dict() for a in self.claims]}
+               "holds": self.holds, "claims": [a.to_dict() for a in self.claims],
+               "reveals_nothing": self.reveals_nothing}
         if self.note:
             out["note"] = self.note
         if self.estimation is not None:
@@ -377,7 +389,7 @@ def baseline_row(problem, name: str, epsilon: float | None = None, calibrated: b
         objective = problem.objective.value(mechs)
     audits = _audits(problem, built)
     return Row(name, "baseline", used, objective, audits, _claims(built), note=note,
-               mechanisms={"built": built})
+               mechanisms={"built": built}, reveals_nothing=reveals_nothing(built))
 
 
 def design_row(problem, result=None) -> Row:
@@ -386,7 +398,22 @@ def design_row(problem, result=None) -> Row:
               list(result.certificate), status=result.status, note=result.message)
     row.claims = list(result.certificate)
     row.mechanisms = {"built": {k: m for k, m in result.mechanisms.items()}} if result.mechanisms else {}
+    row.reveals_nothing = bool(result.mechanisms) and reveals_nothing(result.mechanisms)
     return row
+
+
+#: rows equal to this absolute tolerance count as equal (the mechanism reveals nothing)
+EQUAL_ROWS_ATOL = 1e-12
+
+
+def reveals_nothing(built) -> bool:
+    """Whether a mechanism reveals nothing about the input: in every context all rows of K are
+    equal (to :data:`EQUAL_ROWS_ATOL`), so the output's law does not depend on the input; a
+    unary encoding when it keeps and flips bits alike (p = q)."""
+    if isinstance(built, UnaryEncoding):
+        return bool(abs(built.p - built.q) <= EQUAL_ROWS_ATOL)
+    mechs = [built] if isinstance(built, Mechanism) else list(built.values())
+    return all(float(np.ptp(m.matrix, axis=0).max()) <= EQUAL_ROWS_ATOL for m in mechs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,53 +428,71 @@ def _merge(summaries: list[TrialSummary]) -> TrialSummary:
                         sum(s.ibu_not_converged for s in summaries))
 
 
-def _unary_trials(enc: UnaryEncoding, lam, n, trials, seed, cost, measures, ibu_options):
-    """Inv = the per-bit unbiased estimator, projected; IBU on the 2^k matrix when it is built."""
+def _estimates(built, key: str, lam, prior, n: int, rng, ibu_options) -> tuple[dict, object]:
+    """One simulated collection through a row's mechanism and its estimates of the input
+    distribution by Inv and IBU, with IBU's run (None when it did not run). A mechanism that
+    reveals nothing answers with the analyst's ``prior`` (None otherwise)."""
+    if prior is not None:
+        return {"inv": prior, "ibu": prior}, None
+    if isinstance(built, UnaryEncoding):
+        if built.k > UNARY_MATRIX_MAX_K:
+            return {"inv": built.estimate(built.simulate(lam, n, rng), n)}, None
+        k = built.mechanism().matrix
+        bits = ((np.arange(2 ** built.k)[:, None] >> np.arange(built.k)[None, :]) & 1).astype(float)
+        counts = simulate(k, lam, n, rng)
+        inv = built.estimate(bits.T @ counts, n)  # the per-bit unbiased estimator, projected
+    else:
+        k = (built if isinstance(built, Mechanism) else built[key]).matrix
+        counts = simulate(k, lam, n, rng)
+        inv = matrix_inversion(k, counts)
+    res = ibu(k, counts, **{"warn": False, **(ibu_options or {})})
+    return {"inv": inv, "ibu": res.estimate}, res
+
+
+def collection_trials(built, lam, n: int, trials: int, seed, cost, measures=MEASURES,
+                      prior=None, key: str = DEFAULT, ibu_options: dict | None = None) -> TrialSummary:
+    """``trials`` simulated collections of ``n`` users with inputs ~ ``lam`` through ``built``;
+    per trial, each estimator's error against the users' own input distribution (their
+    empirical histogram, n_x / n).
+
+    Trial t draws from ``default_rng(SeedSequence(seed).spawn(trials)[t])``; every collection
+    first draws the users' inputs n_x ~ Multinomial(n, λ) from it (as :func:`simulate` and
+    :meth:`UnaryEncoding.simulate` do), so every row of a comparison sees the same users.
+    ``prior``: for a mechanism that reveals nothing, the estimate both estimators give.
+    """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    children = root.spawn(int(trials))
-    small = enc.k <= UNARY_MATRIX_MAX_K
-    ests = ["inv", "ibu"] if small else ["inv"]
-    out = {e: {m: np.empty(int(trials)) for m in measures} for e in ests}
-    iters, stuck = [], 0
-    if small:
-        mech = enc.mechanism().matrix
-        bits = ((np.arange(2 ** enc.k)[:, None] >> np.arange(enc.k)[None, :]) & 1).astype(float)
-    for t, child in enumerate(children):
-        rng = np.random.default_rng(child)
-        if small:
-            counts = simulate(mech, lam, n, rng)
-            theta_inv = enc.estimate(bits.T @ counts, n)
-            res = ibu(mech, counts, warn=False, **(ibu_options or {}))
-            iters.append(res.iterations)
-            stuck += not res.converged
-            for m, v in errors(lam, res.estimate, cost, measures).items():
-                out["ibu"][m][t] = v
-        else:
-            theta_inv = enc.estimate(enc.simulate(lam, n, rng), n)
-        for m, v in errors(lam, theta_inv, cost, measures).items():
-            out["inv"][m][t] = v
-    return TrialSummary(n, int(trials), seed if not isinstance(seed, np.random.SeedSequence) else seed.entropy,
-                        out, iters, stuck)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    iterations, stuck = [], 0
+    for t, child in enumerate(root.spawn(int(trials))):
+        truth = np.random.default_rng(child).multinomial(n, lam) / n  # the users' inputs
+        estimates, run = _estimates(built, key, lam, prior, n, np.random.default_rng(child), ibu_options)
+        if run is not None:
+            iterations.append(run.iterations)
+            stuck += not run.converged
+        for est, theta in estimates.items():
+            for m, v in errors(truth, theta, cost, measures).items():
+                out.setdefault(est, {}).setdefault(m, np.empty(int(trials)))[t] = v
+    label = seed.entropy if isinstance(seed, np.random.SeedSequence) else seed
+    return TrialSummary(n, int(trials), label, out, iterations, stuck)
 
 
 def estimate_row(problem, row: Row, users: int, trials: int, seed: int | None, cost: np.ndarray,
-                 lams: Mapping[str, np.ndarray], measures=MEASURES, ibu_options: dict | None = None) -> None:
+                 lams: Mapping[str, np.ndarray], measures=MEASURES, ibu_options: dict | None = None,
+                 priors: Mapping[str, np.ndarray] | None = None) -> None:
     """Fill ``row.estimation`` (errors pooled over trials and contexts). Every row uses the same
-    seeds (common random numbers: the same input counts for every mechanism)."""
+    seeds (common random numbers: the same users for every mechanism). A row that reveals
+    nothing answers with ``priors`` (default: :func:`input_distributions` of the problem, the
+    prior the analyst assumes)."""
     built = row.mechanisms.get("built")
     if built is None or row.status == "n/a":
         return
+    if row.reveals_nothing and priors is None:
+        priors = input_distributions(problem)
     keys = list(lams)
     seeds = np.random.SeedSequence(seed).spawn(len(keys))
-    summaries = []
-    for key, ss in zip(keys, seeds):
-        lam = lams[key]
-        if isinstance(built, UnaryEncoding):
-            summaries.append(_unary_trials(built, lam, users, trials, ss, cost, measures, ibu_options))
-            continue
-        mech = built if isinstance(built, Mechanism) else built[key]
-        summaries.append(run_trials(mech.matrix, lam, users, trials=trials, seed=ss, estimators=ESTIMATORS,
-                                    measures=measures, cost=cost, ibu_options=ibu_options))
+    summaries = [collection_trials(built, lams[key], users, trials, ss, cost, measures,
+                                   priors[key] if row.reveals_nothing else None, key, ibu_options)
+                 for key, ss in zip(keys, seeds)]
     merged = _merge(summaries)
     merged.seed = seed
     row.estimation = merged
@@ -503,15 +548,10 @@ def compare(problem, baselines: Sequence[str] | None = None, *, users: int | Non
             note(f"simulating {users} users x {trials} trials through {r.name}")
             if r.kind == "design" and r.status != "optimal":
                 continue
-            estimate_row(problem, r, users, trials, seed, cost, lams, measures, ibu_options)
+            estimate_row(problem, r, users, trials, seed, cost, lams, measures, ibu_options,
+                         input_distributions(problem))
     return Comparison(problem.name, problem.objective.kind, problem_epsilon(problem), calibrate, rows,
                       users, trials if users is not None else None, seed if users is not None else None, lams)
-
-
-def fmt_mean_std(summary: TrialSummary | None, estimator: str, measure: str) -> str:
-    if summary is None or estimator not in summary.errors:
-        return "-"
-    return f"{summary.mean(estimator, measure):.4g} ± {summary.std(estimator, measure):.2g}"
 
 
 def baseline_curves(names: Sequence[str], calibrate: bool = True):
