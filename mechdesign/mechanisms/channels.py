@@ -432,26 +432,3 @@ class _Exact:
     @property
     def upper(self):
         return self.value
-
-
-def krr_matching(problem) -> Mechanism | None:
-    """k-ary RR at the same leakage as a problem's information notions (`information`,
-    `mutual-information`, `min-entropy`): the largest ε meeting all of them, or None when the
-    problem has none. Used by ``mechdesign solve FILE --baseline krr`` for problems without an
-    LDP constraint."""
-    from mechdesign.privacy.information import InformationPrivacy, MinEntropy, MutualInformation
-
-    domain = problem.inputs
-    found = []
-    for notion in problem.privacy:
-        if isinstance(notion, InformationPrivacy):
-            found.append(krr_at_capacity(domain, notion.bits))
-        elif isinstance(notion, MinEntropy):
-            found.append(krr_at_min_entropy(domain, notion.bits))
-        elif isinstance(notion, MutualInformation):
-            found += [krr_at_mutual_information(domain, pi, notion.bits)
-                      for pi in notion.priors.values()]
-    if not found:
-        return None
-    # kRR leaks more as ε grows: the smallest diagonal is the most private
-    return min(found, key=lambda m: m.matrix[0, 0])
