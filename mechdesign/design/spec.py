@@ -265,7 +265,7 @@ def problem_from_dict(data: dict, file: str = "<problem>") -> Problem:
     return Problem(
         inputs=declared.inputs, outputs=declared.outputs, objective=objective, privacy=notions,
         contexts=declared.contexts, name=data["name"], description=data.get("description", ""),
-        solver=solver, gap_tolerance=gap, time_limit=limit, source=file,
+        solver=solver, gap_tolerance=gap, time_limit=limit, source=file, metric=declared.metric,
         extras={"model": declared, "defaults": filled_defaults(data, declared)},
     )
 

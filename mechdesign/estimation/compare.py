@@ -66,10 +66,10 @@ def problem_epsilon(problem) -> float | None:
 
 
 def problem_metric(problem) -> Metric | None:
-    """The ground metric: the problem file's [metric], else a metric-privacy notion's."""
-    model = problem.extras.get("model") if problem.extras else None
-    if model is not None and getattr(model, "metric", None) is not None:
-        return model.metric
+    """The ground metric: the problem's own (a problem file's [metric]), else a metric-privacy
+    notion's."""
+    if problem.metric is not None:
+        return problem.metric
     for n in problem.privacy:
         if isinstance(n, MetricPrivacy):
             return n.metric
