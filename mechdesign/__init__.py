@@ -35,6 +35,10 @@ _EXPORTS = {
     "ExpectedLoss": "core.objectives", "ErrorProbability": "core.objectives",
     "WorstCaseLoss": "core.objectives", "MaxOffDiagonal": "core.objectives",
     "ProfileMarginalError": "core.objectives",
+    # maximised information utilities (ε-LDP, staircase solver) and the robust expected loss
+    "MutualInformationUtility": "core.information_utilities", "HypothesisTesting": "core.information_utilities",
+    "RobustExpectedLoss": "core.robust_loss", "FinitePriors": "core.prior_sets", "TVBall": "core.prior_sets",
+    "PriorBox": "core.prior_sets",
     "LDP": "privacy.ldp", "ApproxLDP": "privacy.ldp", "MetricPrivacy": "privacy.metric",
     "DistP": "privacy.distp", "XDistP": "privacy.distp", "ProfilePrivacy": "privacy.distp",
     "Side": "privacy.distp", "DivergenceDP": "privacy.divergence", "DivergenceXDP": "privacy.divergence",
@@ -42,6 +46,8 @@ _EXPORTS = {
     "InformationPrivacy": "privacy.information", "MutualInformation": "privacy.information",
     "MinEntropy": "privacy.information", "GVulnerability": "privacy.information",
     "Target": "privacy.target", "ApproximateKnowledge": "privacy.target",
+    # central guarantees of a designed matrix: shuffled reports, repeated reports
+    "amplify": "accounting.shuffle", "compose": "accounting.composition",
 }
 
 __all__ = list(_EXPORTS) + ["examples"]

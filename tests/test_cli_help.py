@@ -10,7 +10,7 @@ import pytest
 
 import mechdesign
 
-COMMANDS = ["solve", "audit", "compare", "sweep", "bench", "examples"]
+COMMANDS = ["solve", "audit", "compare", "sweep", "amplify", "bench", "examples"]
 # what a help text must not point at: files, documents or issues outside the repository
 OUTSIDE = re.compile(r"(?i:paper ?\d|papers'|\.\./|shared/|issue|https?://)|#\d|\bDESIGN\b|MEASUREMENTS")
 

@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mechdesign"
 #: room -> floor; a room may import rooms on lower floors (and its own)
-FLOORS = {"core": 0, "examples": 0, "transport": 1, "information": 1, "privacy": 2, "solvers": 3,
+FLOORS = {"core": 0, "examples": 0, "transport": 1, "information": 1, "accounting": 1, "privacy": 2, "solvers": 3,
           "design": 4, "mechanisms": 5, "estimation": 6, "cli": 7, "bench": 7}
 
 

@@ -1,8 +1,8 @@
 """Command line: the parser, the entry point and how errors end.
 
 Each command lives in its own module (``solve_command``, ``audit_command``, ``compare_command``,
-``sweep_command``, ``bench_command``, ``examples_command``) with ``add_parser(sub)`` and
-``run(args, out)``.
+``sweep_command``, ``amplify_command``, ``bench_command``, ``examples_command``) with
+``add_parser(sub)``, which sets the function that runs it.
 
 Exit codes: 0 optimal (or audit holds), 2 problem-file or usage error, 1 otherwise, 141 when
 stdout is a pipe closed early (128 + SIGPIPE, as a shell reports a process SIGPIPE ended), 143
@@ -20,16 +20,17 @@ terminal; full values in a plain tab-separated layout in a pipe or a file.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import warnings
 
 from mechdesign import __version__
 from mechdesign.cli import (
+    amplify_command,
     audit_command,
     bench_command,
     compare_command,
+    examples_command,
     solve_command,
     sweep_command,
 )
@@ -37,7 +38,8 @@ from mechdesign.cli.options import EPILOG, EXIT_FAIL, EXIT_INPUT, EXIT_OK, EXIT_
 from mechdesign.cli.output import Output
 from mechdesign.core.errors import ProblemError
 
-COMMANDS = (solve_command, audit_command, compare_command, sweep_command, bench_command)
+COMMANDS = (solve_command, audit_command, compare_command, sweep_command, amplify_command, bench_command,
+            examples_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,10 +49,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
-    if importlib.util.find_spec("mechdesign.cli.examples_command") is not None:
-        from mechdesign.cli import examples_command
-
-        examples_command.add_parser(sub)
     for command_parser in (parser, *sub.choices.values()):
         command_parser.allow_abbrev = False  # options are spelled in full: scripts stay valid
     return parser

@@ -129,3 +129,14 @@ def report_problem(exc: ProblemError, args) -> None:
     error names none)."""
     file = exc.file or getattr(args, "file", None) or getattr(args, "problem", None)
     print(one_line(str(exc.located(str(file) if file else None))), file=sys.stderr)
+
+
+def probability(text: str) -> float:
+    """A δ for the command line: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return value

@@ -18,6 +18,7 @@ from mechdesign.cli.options import (
 from mechdesign.cli.out_formats import FORMATS, chosen_format
 from mechdesign.cli.output import Output
 from mechdesign.cli.render import plain
+from mechdesign.cli.reports import add_reports_options, check_reports_options
 
 HELP = "solve a problem file and print the certified optimum"
 
@@ -33,6 +34,7 @@ def add_parser(sub) -> None:
                    "the extension names the format: png, pdf, svg, ...)")
     time_limit_option(p, "the solve")
     verbose_option(p, "the solver's log and each round of the iterative solvers (value, proven bound, gap)")
+    add_reports_options(p)
     p.add_argument("--explain", action="store_true",
                    help="print which solvers were considered, in order: whether each applied and why not, what it "
                         "did, and the path the one that solved took (in --json output: solver.special_solvers)")
@@ -51,6 +53,7 @@ def run(args, out: Output) -> int:
     names = parse_baselines(args.baselines)
     problem = load_problem(args.file)
     fmt = chosen_format(args, FORMATS)
+    check_reports_options(args)
     check_paths(args)
     baselines = baseline_records(problem, names) if names else None
     result = solve_with_progress(problem, args, out)
@@ -58,6 +61,11 @@ def run(args, out: Output) -> int:
     result.extra["defaults"] = dict(defaults)
     if baselines is not None:
         result.extra["baselines"] = baselines
+    if args.reports is not None and result.mechanisms:
+        from mechdesign.cli.reports import reports_guarantee
+
+        result.extra["reports"] = {name: reports_guarantee(m.matrix, args.reports, args.delta)
+                                   for name, m in result.mechanisms.items()}
     writes = LateWrites()
     written: list[str] = []
     if args.out:
@@ -79,6 +87,10 @@ def run(args, out: Output) -> int:
             from mechdesign.estimation.compare import problem_epsilon
 
             print_baselines(result, baselines, out, problem_epsilon(problem))
+        if result.extra.get("reports"):
+            from mechdesign.cli.reports import print_reports_guarantee
+
+            print_reports_guarantee(result.extra["reports"], out)
         if args.explain:
             print_explanation(result, out)
         for path in written:

@@ -23,6 +23,7 @@ _EXPORTS = {
     "GVulnerability": "information", "InformationPrivacy": "information", "MinEntropy": "information",
     "MutualInformation": "information",
     "MetricPrivacy": "metric",
+    "Shuffle": "shuffle",
     "ApproximateKnowledge": "target", "Target": "target",
 }
 

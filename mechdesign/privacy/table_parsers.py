@@ -21,6 +21,7 @@ from mechdesign.privacy.information import (
 )
 from mechdesign.privacy.ldp import ldp_from_table
 from mechdesign.privacy.metric import metric_privacy_from_table
+from mechdesign.privacy.shuffle import shuffle_from_table
 from mechdesign.privacy.target import target_from_table
 
 NotionParser = Callable[[dict, Declarations], Notion]
@@ -39,4 +40,5 @@ NOTION_PARSERS: dict[str, NotionParser] = {
     "mutual-information": mutual_information_from_table,
     "min-entropy": min_entropy_from_table,
     "g-vulnerability": g_vulnerability_from_table,
+    "shuffle": shuffle_from_table,
 }
