@@ -18,7 +18,7 @@ from mechdesign.accounting.clones import clone_model
 from mechdesign.accounting.reading import local_level
 from mechdesign.accounting.shuffled_counts import CountModel
 from mechdesign.accounting.variation_ratio import VariationRatio, variation_ratio_epsilon
-from mechdesign.cli import amplify_command
+from mechdesign.cli import amplify_command, reports
 from mechdesign.cli.output import Output
 from mechdesign.core.errors import ProblemError
 
@@ -240,7 +240,7 @@ def test_amplify_refuses_a_matrix_that_is_not_stochastic_naming_the_file_and_key
 
 
 def test_reports_guarantee_gives_the_t_fold_epsilon_beside_basic_composition():
-    g = amplify_command.reports_guarantee(krr(2, math.log(3)), 10, 1e-6)
+    g = reports.reports_guarantee(krr(2, math.log(3)), 10, 1e-6)
     assert set(g) >= {"times", "delta", "epsilon", "local_epsilon", "basic_composition"}
     assert g["epsilon"] <= g["basic_composition"] + 1e-12
     assert g["basic_composition"] == pytest.approx(10 * math.log(3))
