@@ -47,6 +47,11 @@ SUITES: dict[str, tuple[str, str]] = {
     "envelope": ("mechdesign.bench.envelope",
                  ("every special-solver family over ε ∈ {0.1 … 8}, uniform / Dirichlet / Zipf priors and "
                   "three losses, two sizes each: worst time, status, proven gap, solver path")),
+    "information-utilities": ("mechdesign.bench.information_utilities",
+                              ("Kairouz, Oh and Viswanath, “Extremal Mechanisms for Local Differential Privacy”, "
+                               "NeurIPS 2014: mutual information under ε-LDP by staircases, k ≤ 50, against kRR "
+                               "and the binary mechanism")),
+    "shuffle": ("mechdesign.bench.shuffle", "central ε of designed matrices: shuffled reports (k = 1000, n = 10^8), T = 1000 repeated reports (k = 100), ε against n for the optimal design vs k-ary RR"),
 }
 
 #: default per-instance time limits (seconds) of suites that isolate instances in subprocesses

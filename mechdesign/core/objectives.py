@@ -1,6 +1,10 @@
-"""Utility objectives (minimised). Each answers: its cvxpy expression over the matrix
-variables, its value on given matrices, the size of its coefficients and whether its data fit
-the problem's domains.
+"""Utility objectives, minimised unless their ``sense`` is ``"maximize"``. Each answers: its
+cvxpy expression over the matrix variables, its value on given matrices, the size of its
+coefficients and whether its data fit the problem's domains.
+
+The objectives here are minimised and convex. The maximised information utilities
+(:mod:`mechdesign.core.information_utilities`) maximise a convex function, which is no convex
+program: only the staircase solver (:mod:`mechdesign.solvers.staircase`) takes them.
 
 What the problem already knows may be left out when an objective is built in Python: a loss may
 be named (``"hamming"``, ``"metric"``, ``"squared"``), a prior left out (uniform, or the
@@ -30,6 +34,9 @@ class Objective:
 
     kind: ClassVar[str] = "objective"
     linear: ClassVar[bool] = True
+    #: "minimize" (the problem's bound is a lower bound) or "maximize" (an upper bound; the
+    #: general convex route refuses such an objective, see the module docstring)
+    sense: ClassVar[str] = "minimize"
 
     def bind(self, setting: Setting) -> Objective:
         """This objective with what it left to the problem filled in from ``setting`` and its
@@ -46,6 +53,13 @@ class Objective:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    def report(self, mechs: Mapping[str, np.ndarray]) -> dict[str, Any]:
+        """What the result should record besides the objective's value, for the certified
+        matrices ``mechs``: entries of :attr:`Result.extra <mechdesign.design.result.Result.extra>`
+        (default: none; the robust expected loss records its worst-case prior and the loss under
+        the nominal prior under ``"robust"``)."""
+        return {}
 
     def magnitude(self) -> float:
         """The size of the objective's coefficients (max |coefficient|; 1 when it has none).

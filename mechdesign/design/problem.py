@@ -12,6 +12,7 @@ import numpy as np
 from mechdesign.core import preview
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.information_utilities import NOT_CONVEX
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
@@ -28,6 +29,7 @@ from mechdesign.solvers import (
 )
 from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
 from mechdesign.solvers.registry import run_special_solvers
+from mechdesign.solvers.staircase import NAME as STAIRCASE, refusal
 
 
 @dataclass(repr=False)
@@ -41,7 +43,8 @@ class Problem:
         0..n-1 on a line, numeric labels become points on a line, an (n, d) array gives points
         labelled "0".."n-1" (see :meth:`Domain.coerce`).
     objective : Objective
-        What to minimise.
+        What to minimise, or to maximise when its ``sense`` is ``"maximize"`` (the information
+        utilities, which only the staircase solver takes: :mod:`mechdesign.solvers.staircase`).
     privacy : sequence of Notion, or one Notion
         Constraints that must all hold.
     contexts : mapping name -> distribution, optional
@@ -219,6 +222,8 @@ class Problem:
         in the objective's units), so that tiny or huge losses meet the solvers' absolute
         tolerances at their natural scale; otherwise s = 1. A given ``scale`` is s itself (a
         re-solve in units of a value found, :mod:`mechdesign.design.resolve`)."""
+        if self.objective.sense == "maximize":
+            raise ProblemError(f"the {self.objective.kind} objective {NOT_CONVEX}", key="objective.kind")
         start = time.perf_counter()
         for notion in self.privacy:
             notion.parametric = parametric
@@ -256,6 +261,8 @@ class Problem:
             found, attempts = self.solve_specially(limits)
             if found is not None:
                 return self.finish(*found, limits)
+        if self.objective.sense == "maximize":
+            return self.refuse_maximised(chosen, attempts)
         program = self.compile(scaled=True)
         raw, info = run_solver(program, chosen, verbose, limits)
         info["relaxed"] = any(n.relaxed for n in self.privacy)
@@ -265,6 +272,16 @@ class Problem:
         if needs_resolve(result):
             result = resolve_in_units_of_value(self, result, chosen, verbose, limits)
         return result
+
+    def refuse_maximised(self, chosen: str, attempts: list[dict]) -> Result:
+        """A maximised objective no special solver solved, which the general route cannot take:
+        ProblemError saying why the staircase solver did not (:func:`refusal`); when it applied
+        but could not prove an optimum, the certified data-independent design with status
+        "failed" and its outcome."""
+        message, applied = refusal(self.objective, chosen, attempts)
+        if not applied:
+            raise ProblemError(message, key="solve.solver" if chosen != "auto" else "objective.kind")
+        return self._data_independent({"special_solvers": attempts, "name": STAIRCASE}, message)
 
     def solve_specially(self, limits: Limits) -> tuple[tuple[dict, dict] | None, list[dict]]:
         """Try the special solvers in order: ((raw, info) of the one that solved, or None; the
@@ -335,13 +352,15 @@ class Problem:
              for k, v in mechs.items()},
             audits, info, message,
         )
+        result.extra.update(self.objective.report(mechs))
         return result
 
     def _bound(self, info: dict, lp, value: float) -> bool:
         """Fill info["bound"], ["gap"], ["bound_proven"]; whether a proven bound is required
-        for "optimal" (LP routes). The general route's bound is proven from the solver's duals
-        on the standard-form data (:mod:`lp_bound`, :mod:`conic_bound`) with the certified
-        value as cut-off. A conic program whose proven bound is not within the gap tolerance
+        for "optimal" (LP routes). A special solver's bound is its info["objective"] (a lower
+        bound, or an upper bound for a maximised objective; :meth:`_gap`). The general route's
+        bound is proven from the solver's duals on the standard-form data (:mod:`lp_bound`,
+        :mod:`conic_bound`) with the certified value as cut-off. A conic program whose proven bound is not within the gap tolerance
         (its residuals times the box add up on large programs; cones other than the
         exponential; a direction the box leaves unbounded) reports the solver's dual objective
         instead, marked not proven (``bound_kind``), and the proven one as ``proven_bound``."""
@@ -350,7 +369,7 @@ class Problem:
             cutoff = value / scale
             cutoff += 1e-7 * (1.0 + abs(cutoff))  # the audit tolerates ~1e-9 excess: stay above the optimum
             proven = snapshot.bound(cutoff) * scale if np.isfinite(value) else -np.inf
-            gap = relative_gap(value, proven, self.objective_scale())
+            gap = self._gap(value, proven)
             if snapshot.required or gap <= self.gap_tolerance:
                 info["bound_proven"] = bool(np.isfinite(proven))
                 info["bound"] = float(proven) if info["bound_proven"] else None
@@ -364,16 +383,24 @@ class Problem:
         claimed = bool(info.pop("bound_proven", False))
         if bound is not None:
             info["bound"] = bound
-            info["gap"] = relative_gap(value, bound, self.objective_scale())
+            info["gap"] = self._gap(value, bound)
             info["bound_proven"] = claimed
             if not claimed:
                 info.setdefault("bound_kind", "the solver's reported bound (not proven)")
-                if relative_gap(bound, value, self.objective_scale()) > self.gap_tolerance:
+                if self._gap(bound, value) > self.gap_tolerance:
                     # above the certified value by more than the tolerance: the solver's number
                     # is not a lower bound at all, and a gap of 0 measured on it proves nothing
                     info["gap"] = float("nan")
                     info["bound_kind"] = "the solver's reported bound, above the certified value (not a bound)"
         return False
+
+    def _gap(self, value: float, bound: float) -> float:
+        """:func:`relative_gap` of a value from a bound on the optimum: value − bound for a
+        minimised objective (the bound is a lower bound), bound − value for a maximised one
+        (an upper bound), relative to |value|."""
+        if self.objective.sense == "maximize":
+            return relative_gap(-value, -bound, self.objective_scale())
+        return relative_gap(value, bound, self.objective_scale())
 
     def _judge(self, status: str, value: float, info: dict, needs_proof: bool, audits) -> tuple[str, str]:
         """The honest status and message for a certified matrix: "optimal" needs every audit
@@ -396,7 +423,8 @@ class Problem:
             return "failed", ("the mechanism is certified private but no finite lower bound on the "
                               "optimum could be proven from the solver's duals")
         if gap is None:
-            return "failed", "the mechanism is certified private but no lower bound on the optimum was reported"
+            side = "upper" if self.objective.sense == "maximize" else "lower"
+            return "failed", f"the mechanism is certified private but no {side} bound on the optimum was reported"
         if not (np.isfinite(gap) and gap <= self.gap_tolerance):
             shown = f"its optimality gap {gap:.3g} exceeds" if np.isfinite(gap) else "no gap is within"
             return "failed", f"the mechanism is certified private but {shown} the tolerance {self.gap_tolerance:g}"

@@ -32,15 +32,21 @@ class Result:
     only with a Farkas certificate checked on the data; ``failed`` otherwise (after a solver
     failure the certified data-independent design is returned, marked so).
 
-    ``solver`` records, besides names and times: ``bound`` (a lower bound on the optimum, None
-    when none could be proven), ``bound_proven`` (True when the bound holds in exact arithmetic
-    on the program's data, derived from the solver's duals; False when it is a solver's own
+    ``solver`` records, besides names and times: ``bound`` (a lower bound on the optimum, an upper
+    bound for a maximised objective; None when none could be proven), ``bound_proven`` (True
+    when the bound holds in exact arithmetic on the program's data, derived from the solver's
+    duals or a special solver's proof; False when it is a solver's own
     claim, named in ``bound_kind`` — a conic solver's dual objective where the proven bound,
-    then given as ``proven_bound``, is not within tolerance), ``gap`` ((objective − bound) /
+    then given as ``proven_bound``, is not within tolerance), ``gap`` (|objective − bound| /
     |objective|, absent without a bound), ``special_solvers`` (per special solver in order:
     whether it applied, why not, and what it did), ``relaxed`` (the general route's program
     left constraints to the repair step), ``privacy`` (present only when there is no privacy
     notion) and, after a solver failure, ``fallback``.
+
+    ``extra`` holds what the objective reports besides its value (:meth:`Objective.report`): a
+    robust expected loss records ``extra["robust"]`` — the set, ``worst_prior`` (a prior of the set
+    attaining the objective), ``worst_loss``, ``nominal_prior`` and ``nominal_loss`` (the design's
+    expected loss under the nominal prior); the command line adds ``defaults`` and ``baselines``.
     """
 
     problem: str

@@ -38,6 +38,11 @@ from mechdesign.core.tables import (
     read_number,
     read_table,
 )
+from mechdesign.design.objective_tables import (
+    hypothesis_testing_from_table,
+    mutual_information_from_table,
+    robust_expected_loss_from_table,
+)
 from mechdesign.design.problem import SOLVERS, Problem
 from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.privacy.declarations import Declarations
@@ -178,9 +183,15 @@ def _row_weights(declared: Declarations, table: dict) -> dict[str, np.ndarray]:
     return {DEFAULT: prior}
 
 
-@register_objective("expected-loss", {"prior", "loss"})
+@register_objective("expected-loss", {"prior", "loss", "robust"})
 def _obj_expected(declared, table):
+    if "robust" in table:  # the largest expected loss over a set of priors (objective_tables)
+        return robust_expected_loss_from_table(declared, table, _loss(declared, table))
     return ExpectedLoss(_loss(declared, table), _row_weights(declared, table))
+
+
+register_objective("mutual-information", {"prior"})(mutual_information_from_table)
+register_objective("hypothesis-testing", {"divergence", "between"})(hypothesis_testing_from_table)
 
 
 @register_objective("error-probability", {"prior"})

@@ -20,12 +20,14 @@ def special_solvers() -> tuple:
         dantzig_wolfe,
         lazy_pairs,
         line_rays,
+        staircase,
     )
 
     return (
         coupling_targets.SOLVER,  # targets + expected loss: one transport per context
         charnes_cooper.SOLVER,  # max off-diagonal under pure distribution/profile privacy
         column_generation.SOLVER,  # ε-LDP with an expected loss
+        staircase.SOLVER,  # ε-LDP with an information utility (maximised): staircase patterns
         line_rays.SOLVER,  # d-privacy on a line
         dantzig_wolfe.SOLVER,  # d-privacy over any other metric: rays, then lazy pairs
         lazy_pairs.SOLVER,  # the same, when the rays declined
