@@ -9,11 +9,13 @@ force over the vertices of each set, enumerated here from their defining inequal
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
 import pytest
 
+import mechdesign
 from mechdesign import (
     LDP,
     ExpectedLoss,
@@ -30,6 +32,8 @@ from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.setting import Setting
 from mechdesign.design.spec import problem_from_dict
+
+PROBLEMS_DIR = Path(__file__).resolve().parent.parent / "problems"
 from mechdesign.solvers.predicates import expected_loss
 from tests.conftest import PROBLEMS
 
@@ -233,3 +237,21 @@ def test_robust_with_contexts_is_refused():
     with pytest.raises(ProblemError) as err:
         problem_from_dict(data, file="t.toml")
     assert "one shared mechanism" in str(err.value)
+
+
+def test_compare_shows_the_robust_design_next_to_the_nominal_optimal_one():
+    from mechdesign.estimation.compare import compare
+
+    problem = mechdesign.load_problem(PROBLEMS_DIR / "robust-prior.toml")
+    rows = {r.name: r for r in compare(problem, ["krr"]).rows}
+    robust, nominal = rows["optimal design"], rows["nominal-optimal design"]
+    # each design is best at what it optimises: the robust one under the worst prior, the
+    # nominal one under the estimate
+    assert robust.objective <= nominal.objective + 1e-9
+    assert nominal.nominal_loss <= robust.nominal_loss + 1e-9
+    # the nominal-optimal design's nominal loss is the plain expected-loss optimum
+    plain = mechdesign.Problem(inputs=problem.inputs, metric=problem.metric,
+                               objective=mechdesign.ExpectedLoss(problem.objective.loss, prior=problem.objective.prior),
+                               privacy=[mechdesign.LDP(1.0)]).solve()
+    assert nominal.nominal_loss == pytest.approx(plain.objective, rel=1e-9)
+    assert rows["krr"].nominal_loss is not None and rows["krr"].objective >= robust.objective - 1e-9

@@ -131,18 +131,24 @@ def print_comparison(problem, comparison, args, out: Output) -> None:
     columns = [("mechanism", {"no_wrap": True}), ("ε used", {"no_wrap": True}), ("objective", {"no_wrap": True}),
                ("privacy achieved", {"overflow": "fold"}), ("holds", {"no_wrap": True})]
     measure = args.measure.upper()
+    robust = any(r.nominal_loss is not None for r in comparison.rows)
+    if robust:  # the objective is the loss under the worst prior of the set
+        columns[2] = ("worst-prior loss", {"no_wrap": True})
+        columns.insert(3, ("nominal-prior loss", {"no_wrap": True}))
     if args.users:
         columns += [(f"Inv {measure}", {"overflow": "fold"}), (f"IBU {measure}", {"overflow": "fold"})]
     rows = []
     for r in comparison.rows:
         name = plain(r.name) + (" (reveals nothing)" if r.reveals_nothing else "")
         if r.status == "n/a":
-            cells = [name, "-", "n/a", "-", "-"]
+            cells = [name, "-", "n/a", "-", "-"] + (["-"] if robust else [])
         else:
             privacy = "-" if r.certificate is None else achieved_text(r.certificate, out)
             holds = "-" if r.holds is None else ("[green]yes[/]" if r.holds else "[red]NO[/]")
             cells = [name, epsilon_text(r.epsilon, out), out.number(r.objective, ".6g"),
                      privacy or "(no constraints)", holds]
+            if robust:
+                cells.insert(3, out.number(r.nominal_loss, ".6g"))
         if args.users:
             cells += [mean_std(r.estimation, e, args.measure, out) for e in ESTIMATORS]
         rows.append(cells)

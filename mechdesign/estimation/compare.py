@@ -34,7 +34,9 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.estimation.comparison_rows import Row, reveals_nothing
 from mechdesign.estimation.estimation import MEASURES, errors, ibu, matrix_inversion
+from mechdesign.estimation.robust_rows import is_robust, nominal_loss, robust_rows
 from mechdesign.estimation.simulation import TrialSummary, simulate
 from mechdesign.mechanisms.metric_mechanisms import exponential, geometric, line_spacing
 from mechdesign.mechanisms.planar import grid_lattice, planar_geometric, planar_laplace
@@ -321,41 +323,6 @@ def calibrate(problem, spec: BaselineSpec, epsilon: float) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # rows
 
-@dataclass
-class Row:
-    """One mechanism in a comparison."""
-
-    name: str
-    kind: str  # "design" or "baseline"
-    epsilon: float | None = None
-    objective: float | None = None
-    certificate: list[Audit] | None = None
-    claims: list[Audit] = field(default_factory=list)
-    status: str = "ok"
-    note: str = ""
-    estimation: TrialSummary | None = None
-    mechanisms: dict = field(default_factory=dict, repr=False)
-    reveals_nothing: bool = False
-
-    @property
-    def holds(self) -> bool | None:
-        if self.certificate is None:
-            return None
-        return all(a.holds for a in self.certificate)
-
-    def to_dict(self) -> dict:
-        out = {"name": self.name, "kind": self.kind, "status": self.status, "epsilon": self.epsilon,
-               "objective": self.objective,
-               "certificate": None if self.certificate is None else [a.to_dict() for a in self.certificate],
-               "holds": self.holds, "claims": [a.to_dict() for a in self.claims],
-               "reveals_nothing": self.reveals_nothing}
-        if self.note:
-            out["note"] = self.note
-        if self.estimation is not None:
-            out["estimation"] = self.estimation.to_dict()
-        return out
-
-
 def baseline_row(problem, name: str, epsilon: float | None = None, calibrated: bool = True) -> Row:
     """Build, calibrate and audit one baseline (no simulation)."""
     spec = BASELINES[name]
@@ -400,20 +367,6 @@ def design_row(problem, result=None) -> Row:
     row.mechanisms = {"built": {k: m for k, m in result.mechanisms.items()}} if result.mechanisms else {}
     row.reveals_nothing = bool(result.mechanisms) and reveals_nothing(result.mechanisms)
     return row
-
-
-#: rows equal to this absolute tolerance count as equal (the mechanism reveals nothing)
-EQUAL_ROWS_ATOL = 1e-12
-
-
-def reveals_nothing(built) -> bool:
-    """Whether a mechanism reveals nothing about the input: in every context all rows of K are
-    equal (to :data:`EQUAL_ROWS_ATOL`), so the output's law does not depend on the input; a
-    unary encoding when it keeps and flips bits alike (p = q)."""
-    if isinstance(built, UnaryEncoding):
-        return bool(abs(built.p - built.q) <= EQUAL_ROWS_ATOL)
-    mechs = [built] if isinstance(built, Mechanism) else list(built.values())
-    return all(float(np.ptp(m.matrix, axis=0).max()) <= EQUAL_ROWS_ATOL for m in mechs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,9 +491,15 @@ def compare(problem, baselines: Sequence[str] | None = None, *, users: int | Non
     note = progress or (lambda msg: None)
     note("solving the design")
     rows = [design_row(problem, result)]
+    if is_robust(problem):
+        note("solving the design for the nominal prior alone")
+        rows += robust_rows(problem, rows[0], problem_epsilon(problem))
     for n in names:
         note(f"baseline {n}")
         rows.append(baseline_row(problem, n, calibrated=calibrate))
+        mechs = _as_mechs(problem, rows[-1].mechanisms["built"]) if rows[-1].mechanisms else None
+        if is_robust(problem) and mechs is not None:
+            rows[-1].nominal_loss = nominal_loss(problem, mechs)
     lams = input_distributions(problem, prior)
     if users is not None:
         cost = ground_cost(problem)
