@@ -109,7 +109,7 @@ def test_no_privacy_constraint_is_a_warning(tmp_path, run_cli):
     path = write(tmp_path, FREE)
     code, out, _ = run_cli("solve", path)
     assert code == 0
-    assert "warning: no privacy constraint: the design is the non-private optimum" in out.splitlines()
+    assert "warning: no privacy constraint: the design is the non-private optimum" in [line.strip() for line in out.splitlines()]
     code, out, _ = run_cli("solve", path, "--json")
     data = json.loads(out)
     assert data["defaults"]["privacy"] == "none" and data["objective"]["value"] == 0.0  # the identity

@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
                    help="local processes or LocalCluster workers (default: the CPUs; 1 runs in this process)")
     p.add_argument("--time-limit", type=seconds, metavar="SECONDS",
                    help="per-instance limit for isolated instances (scale, peers): a slower instance is "
-                        "recorded as timed out (default: 3600 s scale, 600 s peers, 120 s with --quick)")
+                        "recorded as timed out (default: 3600 s scale, 600 s peers, 300 s envelope, 120 s with --quick)")
     p.set_defaults(run=run)
 
 

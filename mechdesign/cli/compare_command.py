@@ -155,8 +155,10 @@ def print_comparison(problem, comparison, args, out: Output) -> None:
     print_defaults(problem.extras.get("defaults", {}), problem, out)
     out.table(title, columns, rows)
     for r in comparison.rows:
-        if r.status not in ("ok", "optimal") or r.note:
+        if r.status not in ("ok", "optimal"):
             out.line(plain(f"  {r.name}: {r.status}{': ' + r.note if r.note else ''}"))
+        elif r.note:
+            out.line(plain(f"  {r.name}: {r.note}"))
     if args.users:
         out.line(f"  estimation: {args.users} users x {args.trials} trials (seed {args.seed}), mean ± std "
                  f"of the {measure} between the simulated users' input distribution and its estimate")

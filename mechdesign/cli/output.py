@@ -97,7 +97,7 @@ class Output:
 
     def warning(self, text: str) -> None:
         """A warning line in the result (yellow on a terminal): ``warning: TEXT``."""
-        self.line(f"[yellow]warning: {text}[/]")
+        self.line(f"  [yellow]warning: {text}[/]")
 
     def table(self, title: str, columns: list, rows: list[list[str]]) -> None:
         """A table: ``columns`` are names or (name, rich column options) pairs; cells are markup.

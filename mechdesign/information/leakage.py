@@ -1,5 +1,6 @@
 """Leakage measures of a channel K (row-stochastic, K[x, y] = Pr[y | x]) under a prior π, in
-**bits** unless a name says nats.
+**bits**, except the max-information capacity and its audit, which are in **nats**, like the LDP ε
+they equal.
 
 * mutual information I(π; K) = Σ_x π_x D(K[x] ‖ πK) (:func:`mutual_information`);
 * min-entropy (multiplicative Bayes) capacity log2 Σ_y max_x K[x, y] and min-entropy leakage
