@@ -11,7 +11,7 @@ Writes benchmarks/results/estimation.json and benchmarks/results/estimation_emd_
    certificate; qif's iterative_bayesian_update in the same run when qif is installed.
 3. Estimation accuracy (Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides): EMD between λ and its estimate against ε for kRR + Inv,
    kRR + IBU, d-privacy (truncated geometric) + IBU and the optimal d-private design + IBU, on
-   the 30-value bimodal prior of problems/paper002-hybrid.toml.
+   the 30-value bimodal prior of problems/hybrid-estimation.toml.
 
 BLAS threads: OPENBLAS_NUM_THREADS defaults to 1 here (recorded in the JSON); on a shared 2-core
 machine multi-threaded matrix-vector products were measured 5-40x slower under contention.
@@ -108,7 +108,7 @@ def bench_ibu(plain_cap: int) -> list[dict]:
 def bench_accuracy(users: int, trials: int, epsilons: np.ndarray) -> tuple[list[dict], Path]:
     from mechdesign.cli.plots import plot_curves
 
-    problem = mechdesign.load_problem(ROOT / "problems" / "paper002-hybrid.toml")
+    problem = mechdesign.load_problem(ROOT / "problems" / "hybrid-estimation.toml")
     lam = input_distributions(problem)["default"]
     cost = ground_cost(problem)
     k = len(lam)

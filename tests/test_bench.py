@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from mechdesign.bench import SUITES, paper003, run_suite
+from mechdesign.bench import SUITES, distribution_privacy, run_suite
 from mechdesign.bench.executor import SerialExecutor, make_executor
 from mechdesign.bench.isolate import run_isolated
 
@@ -33,22 +33,22 @@ def quick(name, out, executor=None):
 
 @pytest.fixture(scope="module")
 def p004(out):
-    return quick("paper004", out)
+    return quick("profile-privacy", out)
 
 
 @pytest.fixture(scope="module")
 def p003(out):
-    return quick("paper003", out)
+    return quick("distribution-privacy", out)
 
 
 @pytest.fixture(scope="module")
 def p002(out):
-    return quick("paper002", out)
+    return quick("hybrid-estimation", out)
 
 
 @pytest.fixture(scope="module")
 def p001(out):
-    return quick("paper001", out)
+    return quick("information-privacy", out)
 
 
 # --- command line ------------------------------------------------------------------------------
@@ -63,30 +63,30 @@ def test_bench_list_names_every_suite(run_cli):
 def test_unknown_suite_exits_2_naming_it(run_cli, tmp_path):
     code, _out, err = run_cli("bench", "paper999", "--out", tmp_path)
     assert code == 2
-    assert "paper999" in err and "paper004" in err
+    assert "paper999" in err and "profile-privacy" in err
 
 
 def test_missing_matplotlib_exits_2_before_running(run_cli, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    code, _out, err = run_cli("bench", "paper004", "--quick", "--out", tmp_path, "--workers", "1")
+    code, _out, err = run_cli("bench", "profile-privacy", "--quick", "--out", tmp_path, "--workers", "1")
     assert code == 2 and "matplotlib" in err
-    assert not (tmp_path / "paper004.json").exists()
+    assert not (tmp_path / "profile-privacy.json").exists()
 
 
 def test_bench_cli_writes_json_and_png_and_prints_the_summary(run_cli, tmp_path):
-    code, out, err = run_cli("bench", "paper001", "--quick", "--workers", "1", "--out", tmp_path)
+    code, out, err = run_cli("bench", "information-privacy", "--quick", "--workers", "1", "--out", tmp_path)
     assert code == 0, err
-    data = json.loads((tmp_path / "paper001.json").read_text())
-    assert data["command"] == f"mechdesign bench paper001 --quick --workers 1 --out {tmp_path}"
+    data = json.loads((tmp_path / "information-privacy.json").read_text())
+    assert data["command"] == f"mechdesign bench information-privacy --quick --workers 1 --out {tmp_path}"
     assert data["quick"] and data["all_checks_hold"] and data["executor"] == {"kind": "serial", "workers": 1}
-    assert (tmp_path / "paper001_capacity.png").read_bytes()[:8] == PNG
+    assert (tmp_path / "information-privacy_capacity.png").read_bytes()[:8] == PNG
     text = " ".join(out.split())
     assert "expected |x − y| at equal Shannon capacity" in text and "facts checked: 11 of 11 hold" in text
 
 
 # --- Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 ----------------------------------------------------------------------------------
 
-def test_paper004_couplet_flip_never_above_rr(p004):
+def test_profile_privacy_couplet_flip_never_above_rr(p004):
     assert p004["all_checks_hold"]
     for c in p004["results"]["couplet"]:
         rr = 1 / (1 + math.exp(c["epsilon"]))
@@ -99,7 +99,7 @@ def test_paper004_couplet_flip_never_above_rr(p004):
         assert extreme and extreme[0]["design_flip"] == pytest.approx(rr, abs=1e-8)
 
 
-def test_paper004_chains_spread_at_least_rr_spread(p004):
+def test_profile_privacy_chains_spread_at_least_rr_spread(p004):
     sizes = {c["profiles"] for c in p004["results"]["chain"]}
     assert sizes == {6, 21}
     for c in p004["results"]["chain"]:
@@ -109,7 +109,7 @@ def test_paper004_chains_spread_at_least_rr_spread(p004):
         assert c["spread"]["smooth_one_bit"] >= rr_spread - 1e-9
 
 
-def test_paper004_categorical_largest_cost_never_exceeds_krr_theorem_9(p004):
+def test_profile_privacy_categorical_largest_cost_never_exceeds_krr_theorem_9(p004):
     P = np.array([[0.2, 0.3, 0.4, 0.1], [0.3, 0.3, 0.3, 0.1], [0.4, 0.4, 0.1, 0.1]])  # Table 1
     for c in p004["results"]["categorical"]:
         e = math.exp(c["epsilon"])
@@ -122,14 +122,14 @@ def test_paper004_categorical_largest_cost_never_exceeds_krr_theorem_9(p004):
 
 # --- Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019 ----------------------------------------------------------------------------------
 
-def test_paper003_coupling_loss_equals_w1_recomputed_here(p003):
+def test_distribution_privacy_coupling_loss_equals_w1_recomputed_here(p003):
     from scipy.stats import wasserstein_distance
 
     assert p003["all_checks_hold"]
     rows = p003["results"]["coupling"]
     assert {r["kind"] for r in rows} >= {"line", "plane", "airports-TX"}
     for r in rows:
-        lam, mu, _cost, points = paper003._instance(r["kind"], r["n"], r["seed"])
+        lam, mu, _cost, points = distribution_privacy._instance(r["kind"], r["n"], r["seed"])
         if r["kind"] == "line":
             w1 = wasserstein_distance(points, points, lam, mu)
             assert r["loss"] == pytest.approx(w1, rel=1e-9, abs=1e-12)
@@ -137,7 +137,7 @@ def test_paper003_coupling_loss_equals_w1_recomputed_here(p003):
         assert r["special"]["solver"] == "coupling" and r["lp"]["solver"] == "HIGHS"
 
 
-def test_paper003_theorem3_levels_within_the_bounds_recomputed_here(p003):
+def test_distribution_privacy_theorem3_levels_within_the_bounds_recomputed_here(p003):
     lines = [r for t in p003["results"]["theorem3"] for r in t["instances"]]
     assert lines
     for r in lines:
@@ -147,7 +147,7 @@ def test_paper003_theorem3_levels_within_the_bounds_recomputed_here(p003):
         assert r["achieved"]["kl"] <= 2 * eps * math.exp(eps) + 1e-9  # Theorem 3 (2)
 
 
-def test_paper003_xdistp_w1_calibration_adds_least_noise_and_keeps_kl_distp(p003):
+def test_distribution_privacy_xdistp_w1_calibration_adds_least_noise_and_keeps_kl_distp(p003):
     x = p003["results"]["xdistp"]
     d = x["distances_km"]
     assert d["w1"] < d["winf"] < d["diameter"]
@@ -165,7 +165,7 @@ def test_paper003_xdistp_w1_calibration_adds_least_noise_and_keeps_kl_distp(p003
 
 # --- Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides ----------------------------------------------------------------------------------
 
-def test_paper002_dprivacy_ibu_beats_krr_inv_in_emd_at_moderate_epsilon(p002):
+def test_hybrid_estimation_dprivacy_ibu_beats_krr_inv_in_emd_at_moderate_epsilon(p002):
     assert p002["all_checks_hold"]
     rows = p002["results"]
     for eps in (0.5, 1.0):
@@ -185,7 +185,7 @@ def _entropy(p):
     return float(-(p * np.log2(p)).sum())
 
 
-def test_paper001_capacity_brackets_contain_the_closed_forms(p001):
+def test_information_privacy_capacity_brackets_contain_the_closed_forms(p001):
     assert p001["all_checks_hold"]
     fams = {f["family"]: f for f in p001["results"]["capacity"]}
     for r in fams["binary-symmetric"]["points"]:
@@ -197,7 +197,7 @@ def test_paper001_capacity_brackets_contain_the_closed_forms(p001):
         assert r["lower_bits"] - 1e-9 <= math.log2(10) - _entropy(row) <= r["upper_bits"] + 1e-9
 
 
-def test_paper001_calibrated_channels_have_capacity_at_most_the_target(p001):
+def test_information_privacy_calibrated_channels_have_capacity_at_most_the_target(p001):
     for c in p001["results"]["calibration"]:
         bits = c["bits"]
         for name, ch in c["channels"].items():

@@ -64,7 +64,7 @@ def test_compare_profile_problem_with_paper_004_mechanisms(run_cli):
 
 
 def test_compare_paper_002_dprivacy_with_ibu_beats_krr_with_inv_in_emd(run_cli):
-    code, out, _ = run_cli("compare", "problems/paper002-hybrid.toml", "--baselines", "krr,geometric",
+    code, out, _ = run_cli("compare", "problems/hybrid-estimation.toml", "--baselines", "krr,geometric",
                            "--users", "20000", "--trials", "5", "--seed", "3", "--json")
     assert code == 0
     data = json.loads(out)

@@ -11,7 +11,7 @@ Python::
     from mechdesign.bench import run_suite
     from mechdesign.bench.executor import make_executor
     with make_executor(workers=2) as ex:
-        data = run_suite("paper004", out="bench-results", quick=True, executor=ex)
+        data = run_suite("profile-privacy", out="bench-results", quick=True, executor=ex)
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from mechdesign.core.errors import ProblemError
 
 #: suite name -> (module, one-line description); order = the order `mechdesign bench` runs them
 SUITES: dict[str, tuple[str, str]] = {
-    "paper004": ("mechdesign.bench.paper004",
+    "profile-privacy": ("mechdesign.bench.profile_privacy",
                  ("Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 §6: Bernoulli-Couplet, Bernoulli-Chain-6/21, Categorical-Chain against "
                  "(k-ary) RR — Figures 2 and 3 redrawn")),
-    "paper003": ("mechdesign.bench.paper003",
+    "distribution-privacy": ("mechdesign.bench.distribution_privacy",
                  ("Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019: coupling-mechanism loss = W1 = LP (Prop. 2), Theorem 3 under perturbed "
                  "knowledge, XDistP calibrated by W1 vs W∞ / diameter on the airports data (§V-B)")),
-    "paper002": ("mechdesign.bench.paper002",
+    "hybrid-estimation": ("mechdesign.bench.hybrid_estimation",
                  "Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides: EMD vs ε for kRR + Inv and d-privacy + IBU, optimal designs alongside"),
-    "paper001": ("mechdesign.bench.paper001",
+    "information-privacy": ("mechdesign.bench.information_privacy",
                  ("Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017: capacity of the privacy channels vs their parameter; calibrated "
                  "information-private channels vs kRR at equal capacity")),
     "peers": ("mechdesign.bench.peers",

@@ -97,14 +97,14 @@ def write_problems(rows: list[dict]) -> None:
     distp = _common(rows, "airports-distp",
                     f"Hide whether a location report comes from Texas or Oklahoma: ({EPSILON_KL}, KL)-DistP "
                     f"between the states' airport distributions on {len(rows)} 1-degree cells, shared "
-                    "mechanism, expected great-circle km under the pooled distribution (paper 003, Def. 11)")
+                    "mechanism, expected great-circle km under the pooled distribution (Kawamoto and Murakami, Allerton 2019, Def. 11)")
     distp += ["", "[[privacy]]", 'notion = "distp"', 'divergence = "kl"', f"epsilon = {EPSILON_KL}",
               f'pairs = [["{STATES[0]}", "{STATES[1]}"]]', "", "[objective]", 'kind = "expected-loss"',
               'prior = "pooled"', 'loss = "metric"', ""]
     (HERE.parent / "airports-distp.toml").write_text("\n".join(distp), encoding="utf-8")
 
     coupling = _common(rows, "airports-coupling",
-                       "Coupling mechanism (paper 003, Def. 18): one mechanism per state, each mapping its "
+                       "Coupling mechanism (Kawamoto and Murakami, Allerton 2019, Def. 18): one mechanism per state, each mapping its "
                        f"state's airport distribution on {len(rows)} 1-degree cells onto the pooled "
                        "distribution; the optimum is the W1 distances in km (Prop. 2)")
     totals = [sum(r[s] for r in rows) for s in STATES]

@@ -1,7 +1,7 @@
-"""Suite ``paper002``: Palamidessi, "Privacy vs Utility, Differential Privacy and the Hybrid
+"""Suite ``hybrid-estimation``: Palamidessi, "Privacy vs Utility, Differential Privacy and the Hybrid
 Model" — estimating a distribution from obfuscated reports, accuracy in Earth mover's distance.
 
-The metric domain is ``problems/paper002-hybrid.toml``'s: 30 ordered values 0..29 with a bimodal
+The metric domain is ``problems/hybrid-estimation.toml``'s: 30 ordered values 0..29 with a bimodal
 prior λ (two discretised Gaussians). At each ε, n users report through
 
 * k-ary RR at ε-LDP, the estimate by matrix inversion (kRR + Inv) and by IBU;
@@ -25,10 +25,10 @@ import numpy as np
 
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
-NAME = "paper002"
+NAME = "hybrid-estimation"
 DESCRIPTION = "Palamidessi, “Privacy vs Utility, Differential Privacy and the Hybrid Model”, lecture slides: EMD vs ε, kRR + Inv against d-privacy + IBU, optimal designs alongside"
 
-#: problems/paper002-hybrid.toml's prior over 0..29 (two bumps, centres 8 and 21)
+#: problems/hybrid-estimation.toml's prior over 0..29 (two bumps, centres 8 and 21)
 PRIOR = [0.002282, 0.005251, 0.010813, 0.019922, 0.032846, 0.048459, 0.063975, 0.075577, 0.079895,
          0.075577, 0.063975, 0.048459, 0.032849, 0.019949, 0.010987, 0.006139, 0.005793, 0.011700,
          0.026247, 0.048555, 0.070534, 0.079898, 0.070508, 0.048459, 0.025938, 0.010813, 0.003510,

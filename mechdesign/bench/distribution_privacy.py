@@ -1,4 +1,4 @@
-"""Suite ``paper003``: Kawamoto & Murakami, "Local Distribution Obfuscation via Probability
+"""Suite ``distribution-privacy``: Kawamoto & Murakami, "Local Distribution Obfuscation via Probability
 Coupling" — Prop. 2, Theorem 3 and the noise W1 saves over W∞ / the diameter (§V-B).
 
 1. **Coupling-mechanism loss = W1 = LP** (Prop. 2). Random instances on a line (|x − y|), in the
@@ -36,7 +36,7 @@ import numpy as np
 
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save, seconds_text
 
-NAME = "paper003"
+NAME = "distribution-privacy"
 DESCRIPTION = "Kawamoto and Murakami, “Local Distribution Obfuscation via Probability Coupling”, Allerton 2019: coupling mechanisms, Theorem 3, XDistP calibration on the airports data"
 TOL = 1e-9
 

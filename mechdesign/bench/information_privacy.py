@@ -1,4 +1,4 @@
-"""Suite ``paper001``: "Achieving Dalenius' Goal of Data Privacy with Practical Assumptions" —
+"""Suite ``information-privacy``: "Achieving Dalenius' Goal of Data Privacy with Practical Assumptions" —
 ε-information privacy (Shannon capacity ≤ ε bits) and the paper's privacy channels.
 
 1. **Capacity of the privacy channels against their parameter**, each certified by
@@ -27,7 +27,7 @@ import numpy as np
 
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
-NAME = "paper001"
+NAME = "information-privacy"
 DESCRIPTION = "Wu, Xia and He, “Achieving Dalenius’ Goal of Data Privacy with Practical Assumptions”, arXiv 2017: information privacy, capacities of the privacy channels, calibration"
 N_VALUES = 10
 TOL = 1e-9

@@ -1,4 +1,4 @@
-"""Suite ``paper004``: Geumlek and Chaudhuri’s (2019) experiments (§6, Figures 2 and 3) redrawn from our own solves.
+"""Suite ``profile-privacy``: Geumlek and Chaudhuri’s (2019) experiments (§6, Figures 2 and 3) redrawn from our own solves.
 
 Geumlek & Chaudhuri, "Profile-Based Privacy for Locally Private Computations":
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from mechdesign.bench.common import Check, Context, Report, check, fmt, pyplot, save
 
-NAME = "paper004"
+NAME = "profile-privacy"
 DESCRIPTION = "Geumlek and Chaudhuri, “Profile-Based Privacy for Locally Private Computations”, ISIT 2019 §6: profile-based privacy experiments (Figures 2 and 3)"
 
 #: Table 1 of Geumlek and Chaudhuri 2019
