@@ -12,14 +12,20 @@ from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.privacy import ProfilePrivacy
 from mechdesign.privacy.distp import DistP, Side, XDistP
 from mechdesign.solvers.charnes_cooper import max_entry_by_scaling
+from tests.strategies import profile_lists
 
 SCALED = "Charnes–Cooper"
 
 
-def profile_chain(n_profiles, k, eps, seed, shared=False):
+def random_profiles(n_profiles, k, seed):
     rng = np.random.default_rng(seed)
-    vecs = {f"P{i}": rng.dirichlet(np.ones(k)) for i in range(n_profiles)}
-    dom = Domain.from_size(k)
+    return [rng.dirichlet(np.ones(k)) for _ in range(n_profiles)]
+
+
+def profile_chain(profiles, eps, shared=False):
+    """Profiles P0 — P1 — ... on one chain, each a distribution on the same k values."""
+    vecs = {f"P{i}": p for i, p in enumerate(profiles)}
+    dom = Domain.from_size(len(profiles[0]))
     keys = ["default"] if shared else list(vecs)
     return Problem(inputs=dom, contexts=None if shared else vecs,
                    privacy=[ProfilePrivacy(eps, list(pairwise(vecs)), vecs, shared=shared)],
@@ -34,9 +40,9 @@ def both(problem):
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.integers(2, 6), st.integers(2, 6), st.floats(0.05, 3.0), st.integers(0, 10**6), st.booleans())
-def test_profile_chains_equal_the_plain_lp(n_profiles, k, eps, seed, shared):
-    scaled, plain = both(profile_chain(n_profiles, k, eps, seed, shared))
+@given(profile_lists(counts=(2, 6), sizes=(2, 6)), st.floats(0.05, 3.0), st.booleans())
+def test_profile_chains_equal_the_plain_lp(profiles, eps, shared):
+    scaled, plain = both(profile_chain(profiles, eps, shared))
     assert SCALED in scaled.solver["name"]
     assert scaled.objective == pytest.approx(plain.objective, rel=1e-7, abs=1e-10)
     # the reported dual bound is the scaled LP's 1/s*, and the certified value meets it
@@ -48,9 +54,9 @@ def test_the_raw_scaled_solution_is_feasible_before_any_certificate_repair():
     non-negative, no capped entry exceeds t* = 1/s, and every chain edge's output distributions
     are within e^ε of each other, each computed here by hand."""
     eps = 0.7
-    problem = profile_chain(8, 5, eps, seed=3)
-    raw, info = max_entry_by_scaling(problem)
-    t = info["objective"]
+    problem = profile_chain(random_profiles(8, 5, seed=3), eps)
+    raw, outcome = max_entry_by_scaling(problem)
+    t = outcome.bound
     mask = ~np.eye(5, dtype=bool)
     for K in raw.values():
         np.testing.assert_allclose(K.sum(axis=1), 1.0, atol=1e-9)
@@ -101,6 +107,6 @@ def test_approximate_distp_takes_the_general_route():
 
 def test_forty_profiles_stay_below_the_closed_form_ceiling():
     """Theorem 9: k-ary RR at ε is profile private, so the optimum is at most 1/(k − 1 + e^ε)."""
-    result = profile_chain(40, 12, 1.0, seed=0).solve()
+    result = profile_chain(random_profiles(40, 12, seed=0), 1.0).solve()
     assert result.status == "optimal" and result.holds
     assert 0 < result.objective <= 1 / (11 + np.e) + 1e-12

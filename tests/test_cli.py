@@ -91,7 +91,7 @@ def test_infeasible_constraints_give_status_infeasible_and_no_mechanism():
     class AtLeastTwo(Notion):  # an impossible user-defined constraint: K[0, 0] >= 2
         name = "impossible"
 
-        def constraints(self, K):
+        def constraints(self, K, coefficients):
             return [K["default"][0, 0] >= 2]
 
         def audit(self, mechs):

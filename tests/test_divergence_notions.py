@@ -24,6 +24,7 @@ from mechdesign.privacy import (
     Side,
     ldp,
 )
+from tests.conftest import PROBLEMS
 
 # symmetric binary channel [[1−a, a], [a, 1−a]]: each divergence between its rows, by hand
 BINARY = {
@@ -184,16 +185,17 @@ def test_parametric_divergence_distp_sweep_matches_fresh_solves():
     notion = DivergenceDistP(0.05, [(Side("a", lam0), Side("b", lam1))], "kl")
     problem = Problem(dom, obj, [notion])
     program = problem.compile(parametric=True)
+    compiled = problem.privacy[0]
     for eps in (0.05, 0.2, 0.4):
-        notion.set_epsilon(eps)
+        program.coefficients.retarget({compiled: eps})
         program.problem.solve(solver="CLARABEL")
         fresh = Problem(dom, obj, [DivergenceDistP(eps, [(Side("a", lam0), Side("b", lam1))], "kl")]).solve()
         assert program.problem.value == pytest.approx(fresh.objective, abs=1e-6)
 
 
 def test_shipped_kl_and_max_divergence_distp_problems():
-    kl = mechdesign.load_problem("problems/kl-distp.toml").solve()
-    dinf = mechdesign.load_problem("problems/dinf-distp.toml").solve()
+    kl = mechdesign.load_problem(PROBLEMS / "kl-distp.toml").solve()
+    dinf = mechdesign.load_problem(PROBLEMS / "dinf-distp.toml").solve()
     assert kl.status == dinf.status == "optimal"
     assert kl.objective < dinf.objective
     assert kl.certificate[0].requested == {"epsilon": 0.2, "divergence": "kl"}

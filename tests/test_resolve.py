@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign import ExpectedLoss, MetricPrivacy, Problem, problem_from_dict
+from mechdesign import LDP, ExpectedLoss, MetricPrivacy, Problem, problem_from_dict
 from mechdesign.core.limits import Limits
 from mechdesign.solvers import special_solvers
 
@@ -57,8 +57,8 @@ def _lazy_pairs_value(problem) -> float:
     """The certified value of the lazy-pairs solver run directly (another formulation: only the
     pairs the design violates, in units of its incumbent)."""
     solver = next(s for s in special_solvers() if "lazy" in s.name)
-    raw, info = solver.solve(problem, Limits(None, None))
-    return problem.finish(raw, info, Limits(None, None)).objective
+    raw, outcome = solver.solve(problem, Limits(None, None))
+    return problem.finish(raw, outcome, Limits(None, None)).objective
 
 
 @pytest.mark.parametrize("kind, points, prior, epsilon", SKEWED)
@@ -115,3 +115,27 @@ def test_a_line_context_whose_gap_stays_open_is_solved_again_in_units_of_its_val
     assert result.objective == pytest.approx(optimum, rel=1e-9)
     assert result.solver["bound"] <= optimum * (1 + 1e-12)
     assert result.solver["gap"] <= 1e-7
+
+
+def test_an_optimum_of_zero_is_proven_by_the_no_privacy_floor():
+    # ε = 0 makes every row equal; column 0 costs nothing for any input, so the constant design
+    # reporting 0 loses nothing and the optimum is 0
+    n = 8
+    loss = np.zeros((n, n))
+    loss[0, 7] = 0.1777
+    result = Problem(inputs=n, objective=ExpectedLoss(loss, prior=np.full(n, 1 / n)),
+                     privacy=[LDP(0.0)]).solve(solver="highs")
+    assert result.status == "optimal" and result.objective == 0.0
+
+
+def test_a_degenerate_lp_where_the_simplex_stalls_is_finished_by_the_interior_point_method():
+    # every loss 1 but reporting 0 for input 2: the optimum reports 0 whenever the input is 2
+    # (its neighbours within the privacy cone can still report anything at loss 1), so the
+    # expected loss is 1 − 1/11; the dual simplex stops at K[2, 0] = 0.99998
+    points = np.array([0, 1, 8, 3, 4, 5, 6, 2, 19, 33, 35], dtype=float)
+    loss = np.ones((11, 11))
+    loss[2, 0] = 0.0
+    result = Problem(inputs=points[:, None], metric="absolute", objective=ExpectedLoss(loss, prior=np.full(11, 1 / 11)),
+                     privacy=[MetricPrivacy(1.0)]).solve(solver="highs")
+    assert result.status == "optimal", result.message
+    assert result.objective == pytest.approx(10 / 11, rel=1e-12)

@@ -95,7 +95,7 @@ def test_a_matrix_above_the_local_level_fails_the_audit():
 
 def test_a_sweep_moves_the_central_epsilon_and_the_local_level_follows():
     notion = Shuffle(5000, 0.2, 1e-6)
-    before = notion.local_epsilon
-    notion.set_epsilon(0.4)
-    assert notion.epsilon == 0.4 and notion.local_epsilon > before
-    assert clone_epsilon(notion.local_epsilon, 5000, 1e-6) <= 0.4
+    moved = notion.with_epsilon(0.4)
+    assert moved.epsilon == 0.4 and moved.local_epsilon > notion.local_epsilon
+    assert notion.epsilon == 0.2  # the notion it was made from is left as it was
+    assert clone_epsilon(moved.local_epsilon, 5000, 1e-6) <= 0.4

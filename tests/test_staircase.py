@@ -25,6 +25,7 @@ from mechdesign import LDP, HypothesisTesting, MetricPrivacy, MutualInformationU
 from mechdesign.core.errors import ProblemError
 from mechdesign.design.spec import problem_from_dict
 from mechdesign.information.leakage import mutual_information
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.staircase_pricing import (
     BranchPricing,
     EnumerationPricing,
@@ -259,11 +260,11 @@ def test_a_maximum_is_optimal_only_within_the_tolerance_of_its_upper_bound():
     problem = Problem(inputs=3, objective=MutualInformationUtility([0.5, 0.3, 0.2]), privacy=[LDP(1.0)])
     K = problem.solve().mechanism.matrix
     value = problem.objective.value({"default": K})
-    close = problem.finish({"default": K}, {"status": "optimal", "objective": value * (1 + 1e-9), "bound_proven": True})
+    close = problem.finish({"default": K}, SolverOutcome("optimal", bound=value * (1 + 1e-9), bound_proven=True))
     assert close.status == "optimal" and close.solver["gap"] == pytest.approx(1e-9, rel=1e-3)
-    far = problem.finish({"default": K}, {"status": "optimal", "objective": value * 1.01, "bound_proven": True})
+    far = problem.finish({"default": K}, SolverOutcome("optimal", bound=value * 1.01, bound_proven=True))
     assert far.status == "failed" and far.solver["gap"] == pytest.approx(0.01, rel=1e-6)
-    below = problem.finish({"default": K}, {"status": "optimal", "objective": value * 0.9, "bound_proven": False})
+    below = problem.finish({"default": K}, SolverOutcome("optimal", bound=value * 0.9, bound_proven=False))
     assert below.status == "failed" and "not a bound" in below.solver["bound_kind"]
 
 

@@ -3,14 +3,13 @@ Farkas certificate and never applies to the package's notions (a data-independen
 satisfies them all); solver trouble never raises; tiny objectives are scaled; bad inputs are
 ProblemErrors naming the argument."""
 
-import io
 
 import cvxpy as cp
 import numpy as np
 import pytest
-from rich.console import Console
 
 from mechdesign import Domain, Problem
+from mechdesign.cli.output import Output
 from mechdesign.cli.render import print_result
 from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
@@ -27,6 +26,7 @@ from mechdesign.privacy import LDP
 from mechdesign.privacy.base import Notion
 from mechdesign.solvers import convex_route
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import SpecialSolver
 from tests.conftest import PROBLEMS
 
@@ -40,8 +40,7 @@ def small_ldp(n=4, eps=1.0, seed=0):
 def test_nan_gap_is_never_optimal():
     problem = small_ldp()
     raw = {"default": np.full((4, 4), 0.25)}
-    result = problem.finish(raw, {"status": "optimal", "name": "test", "objective": float("nan"),
-                                  "bound_proven": True})
+    result = problem.finish(raw, SolverOutcome("optimal", {"name": "test"}, bound=float("nan"), bound_proven=True))
     assert result.status == "failed"
     assert "gap" in result.message
 
@@ -56,8 +55,7 @@ def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
 
     problem = small_ldp()
     raw = {"default": np.full((4, 4), 0.25)}
-    result = problem.finish(raw, {"status": "optimal", "name": "HIGHS", "objective": 0.3,
-                                  "_lp": (Unproven(), 1.0)})
+    result = problem.finish(raw, SolverOutcome("optimal", {"name": "HIGHS"}, bound=0.3, proof=Unproven()))
     assert result.status == "failed"
     assert result.solver["bound"] is None and result.solver["bound_proven"] is False
     assert "gap" not in result.solver
@@ -116,7 +114,7 @@ class FirstEntryAtLeast(Notion):
     def __init__(self, level):
         self.level = level
 
-    def constraints(self, K):
+    def constraints(self, K, coefficients):
         return [v[0, 0] >= self.level for v in K.values()]
 
     def audit(self, mechs):
@@ -177,15 +175,14 @@ def test_unknown_solver_argument_raises_like_the_constructor():
         Problem(inputs=Domain.from_size(2), objective=WorstCaseLoss(np.ones((2, 2)), ["default"]), solver="gurobi")
 
 
-def test_no_privacy_is_stated():
+def test_no_privacy_is_stated(capsys):
     problem = Problem(inputs=Domain.from_size(3), objective=WorstCaseLoss(1 - np.eye(3), ["default"]))
     result = problem.solve()
     assert result.status == "optimal" and result.objective == pytest.approx(0.0, abs=1e-12)
     assert result.solver["privacy"] == "none: no privacy constraint"
     assert result.to_dict()["solver"]["privacy"].startswith("none")
-    out = io.StringIO()
-    print_result(result, Console(file=out, width=120))
-    assert "no privacy constraint" in out.getvalue()
+    print_result(result, Output(terminal=False))
+    assert "no privacy constraint" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["ldp-skewed-prior", "dprivacy-line", "dinf-distp", "warner-rr", "geo-grid", "kl-distp"])
@@ -284,7 +281,7 @@ def test_other_arguments_are_checked():
 
 def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
     def claims_infeasible(problem, limits=None):
-        return None, {"status": "infeasible", "name": "claims", "message": "(no reason)"}
+        return None, SolverOutcome("infeasible", {"name": "claims"}, "(no reason)")
 
     monkeypatch.setattr(problem_module, "special_solvers",
                         lambda: (SpecialSolver("claims", lambda p: None, claims_infeasible),))
@@ -295,7 +292,7 @@ def test_unproven_infeasibility_from_a_special_solver_is_a_failure(monkeypatch):
 
 
 def test_a_result_without_any_bound_is_not_optimal():
-    result = small_ldp().finish({"default": np.full((4, 4), 0.25)}, {"status": "optimal", "name": "test"})
+    result = small_ldp().finish({"default": np.full((4, 4), 0.25)}, SolverOutcome("optimal", {"name": "test"}))
     assert result.status == "failed" and "no lower bound" in result.message
 
 

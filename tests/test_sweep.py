@@ -11,7 +11,9 @@ from mechdesign.design import sweep as sweep_module
 from mechdesign.design.sweep import parse_range, sweep
 from mechdesign.estimation.compare import baseline_curves
 from mechdesign.privacy import LDP
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import SpecialSolver
+from tests.conftest import PROBLEMS
 
 
 def ldp_problem(k=25, eps=1.0, seed=0):
@@ -25,8 +27,7 @@ def independent_values(make, epsilons):
     out = []
     for e in epsilons:
         p = make()
-        for n in p.privacy:
-            n.set_epsilon(float(e))
+        p.privacy = [n.with_epsilon(float(e)) for n in p.privacy]
         r = p.solve()
         assert r.status == "optimal"
         out.append(r.objective)
@@ -44,12 +45,12 @@ def test_sweep_compiles_once_and_equals_independent_single_solves():
     np.testing.assert_allclose(result.objectives, independent_values(ldp_problem, eps), rtol=1e-7, atol=1e-9)
     assert sum(p.warm for p in result.points[1:]) >= len(eps) - 2  # basis warm starts were used
     assert not result.points[0].warm
-    assert problem.privacy[0].epsilon == 1.0 and not problem.privacy[0].parametric  # restored
+    assert problem.privacy[0].epsilon == 1.0  # the caller's notion is left as it was
 
 
 def test_sweep_of_a_metric_privacy_problem_equals_single_solves():
     def make():
-        return mechdesign.load_problem("problems/dprivacy-line.toml")
+        return mechdesign.load_problem(PROBLEMS / "dprivacy-line.toml")
 
     eps = [1.0, 0.5, 2.0]  # not sorted: points in the given order
     result = sweep(make(), eps, use_special=False)
@@ -62,7 +63,7 @@ def test_sweep_of_a_metric_privacy_problem_equals_single_solves():
 
 def test_sweep_of_a_profile_problem_equals_single_solves():
     def make():
-        return mechdesign.load_problem("problems/categorical-chain.toml")
+        return mechdesign.load_problem(PROBLEMS / "categorical-chain.toml")
 
     eps = [0.1, 0.5, 1.0, 2.0]
     result = sweep(make(), eps, use_special=False)
@@ -128,7 +129,7 @@ def test_a_sweep_crossing_the_coefficient_limit_compiles_once_per_program_shape(
     singles = []
     for e in eps:
         p = make()
-        p.privacy[0].set_epsilon(e)
+        p.privacy = [p.privacy[0].with_epsilon(e)]
         singles.append(p.solve(solver="highs"))  # the LP, as the sweep here
     for point, single in zip(result.points, singles):
         assert point.result.status == single.status
@@ -143,8 +144,8 @@ def test_special_solvers_are_used_per_point_exactly_as_in_a_single_solve(monkeyp
     def special(problem, limits=None):  # a stand-in special solver: k-ary RR is optimal for this problem
         eps = problem.privacy[0].epsilon
         calls.append(eps)
-        return {"default": mechdesign.mechanisms.randomized_response.krr(4, eps).matrix}, {
-            "status": "optimal", "name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0}
+        return {"default": mechdesign.mechanisms.randomized_response.krr(4, eps).matrix}, SolverOutcome(
+            "optimal", {"name": "stand-in", "compile_seconds": 0.0, "solve_seconds": 0.0})
 
     stand_in = SpecialSolver("stand-in", lambda p: None if p.name == "special-rr" else "another problem", special)
     monkeypatch.setattr(problem_module, "special_solvers", lambda: (stand_in,))

@@ -8,6 +8,7 @@ import numpy as np
 from mechdesign import Domain, Problem
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
+from mechdesign.solvers.outcome import SolverOutcome
 
 
 def _problem():
@@ -20,8 +21,7 @@ def _finish(bound_from_value):
     problem = _problem()
     raw = {"default": np.full((4, 4), 0.25)}  # value 3/4, private at every ε
     value = 0.75
-    return problem.finish(raw, {"status": "optimal", "name": "test", "objective": bound_from_value(value),
-                                "bound_proven": False})
+    return problem.finish(raw, SolverOutcome("optimal", {"name": "test"}, bound=bound_from_value(value)))
 
 
 def test_an_unproven_bound_above_the_certified_value_is_not_a_bound():
@@ -39,7 +39,7 @@ def test_an_unproven_bound_within_the_tolerance_is_optimal_and_says_so():
 def test_a_proven_bound_within_the_tolerance_needs_no_remark():
     problem = _problem()
     result = problem.finish({"default": np.full((4, 4), 0.25)},
-                            {"status": "optimal", "name": "test", "objective": 0.75, "bound_proven": True})
+                            SolverOutcome("optimal", {"name": "test"}, bound=0.75, bound_proven=True))
     assert result.status == "optimal" and result.message == ""
 
 

@@ -3,6 +3,7 @@ program, solved, and certified."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -17,19 +18,22 @@ from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
-from mechdesign.core.objectives import Objective
+from mechdesign.core.objectives import ExpectedLoss, Objective
 from mechdesign.core.setting import Setting, probabilities
 from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
 from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.privacy.certify import audit_all, certify, neutral_row
+from mechdesign.privacy.coefficients import Coefficients
 from mechdesign.solvers import (
     highs_model,  # noqa: F401  (silences the HiGHS banner before any solve)
     special_solvers,
 )
 from mechdesign.solvers.convex_route import SOLVERS, Program, check_solver, run_solver  # noqa: F401  (SOLVERS: the file loader)
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import run_special_solvers
-from mechdesign.solvers.staircase import NAME as STAIRCASE, refusal
+from mechdesign.solvers.staircase import NAME as STAIRCASE
+from mechdesign.solvers.staircase import refusal
 
 
 @dataclass(repr=False)
@@ -216,8 +220,9 @@ class Problem:
     # pipeline -------------------------------------------------------------------------------
     def compile(self, parametric: bool = False, scaled: bool = False, scale: float | None = None) -> Program:
         """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
-        cvxpy Parameters, so :meth:`Notion.set_epsilon` re-targets the program without
-        recompiling (sweeps). With ``scaled``, the program minimises objective / s with
+        cvxpy Parameters kept in the program's ``coefficients``, whose
+        :meth:`~mechdesign.privacy.coefficients.Coefficients.retarget` moves the program to
+        another ε without recompiling (sweeps); the notions are not written to. With ``scaled``, the program minimises objective / s with
         s = :meth:`Objective.magnitude` (``Program.scale``; :func:`run_solver` reports values
         in the objective's units), so that tiny or huge losses meet the solvers' absolute
         tolerances at their natural scale; otherwise s = 1. A given ``scale`` is s itself (a
@@ -225,18 +230,18 @@ class Problem:
         if self.objective.sense == "maximize":
             raise ProblemError(f"the {self.objective.kind} objective {NOT_CONVEX}", key="objective.kind")
         start = time.perf_counter()
-        for notion in self.privacy:
-            notion.parametric = parametric
+        coefficients = Coefficients(parametric)
         n, m = len(self.inputs), len(self.outputs)
         K = {k: cp.Variable((n, m), nonneg=True, name=f"K[{k}]") for k in self.keys}
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
         for i, notion in enumerate(self.privacy):
-            constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)})
+            constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)}, coefficients)
         if scale is None:
             scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
-                       feasible_by_design=self.data_independent_design_holds())
+                       feasible_by_design=self.data_independent_design_holds(), coefficients=coefficients,
+                       relaxed=any(n.relaxed for n in self.privacy))
 
     def solve(self, solver: str | None = None, verbose: bool = False, *, time_limit: float | None = None,
               progress: Callable[[dict], None] | None = None) -> Result:
@@ -264,11 +269,10 @@ class Problem:
         if self.objective.sense == "maximize":
             return self.refuse_maximised(chosen, attempts)
         program = self.compile(scaled=True)
-        raw, info = run_solver(program, chosen, verbose, limits)
-        info["relaxed"] = any(n.relaxed for n in self.privacy)
+        raw, outcome = run_solver(program, chosen, verbose, limits)
         if attempts:
-            info["special_solvers"] = attempts
-        result = self.finish(raw, info, limits)
+            outcome = outcome.recording(special_solvers=attempts)
+        result = self.finish(raw, outcome, limits)
         if needs_resolve(result):
             result = resolve_in_units_of_value(self, result, chosen, verbose, limits)
         return result
@@ -283,15 +287,17 @@ class Problem:
             raise ProblemError(message, key="solve.solver" if chosen != "auto" else "objective.kind")
         return self._data_independent({"special_solvers": attempts, "name": STAIRCASE}, message)
 
-    def solve_specially(self, limits: Limits) -> tuple[tuple[dict, dict] | None, list[dict]]:
-        """Try the special solvers in order: ((raw, info) of the one that solved, or None; the
-        record of every solver, which is also put in that info as ``"special_solvers"``)."""
+    def solve_specially(self, limits: Limits) -> tuple[tuple[dict, SolverOutcome] | None, list[dict]]:
+        """Try the special solvers in order: ((raw, outcome) of the one that solved, or None; the
+        record of every solver, which is also put in that outcome's record as
+        ``"special_solvers"``)."""
         for i, notion in enumerate(self.privacy):
             self._notion_keys(notion, i)
         found, attempts = run_special_solvers(self, limits, special_solvers())
-        if found is not None:
-            found[1]["special_solvers"] = attempts
-        return found, attempts
+        if found is None:
+            return None, attempts
+        raw, outcome = found
+        return (raw, outcome.recording(special_solvers=attempts)), attempts
 
     def data_independent_design(self) -> tuple[dict, list]:
         """The data-independent design (every row the notions' neutral output distribution),
@@ -317,81 +323,99 @@ class Problem:
         except Exception:  # objectives that need more than matrices (none today)
             return 1.0
 
-    def finish(self, raw: dict[str, np.ndarray] | None, info: dict, limits: Limits | None = None) -> Result:
-        """Raw solver matrices → certified, labelled result.
+    def finish(self, raw: dict[str, np.ndarray] | None, outcome: SolverOutcome,
+               limits: Limits | None = None) -> Result:
+        """Raw solver matrices and how the solve ended → certified, labelled result.
 
         The status is "optimal" only when every certificate line holds, the objective, a
         proven bound and the relative gap are finite and the gap is within
         ``gap_tolerance``. Without a matrix (a solver failure) the certified data-independent
         design is returned with status "failed"; "infeasible" only comes with a checked
-        Farkas certificate (:func:`run_solver`)."""
-        status = info.pop("status")
-        lp = info.pop("_lp", None)
+        Farkas certificate (:func:`run_solver`). The result's ``solver`` record is a copy of
+        ``outcome.record`` with what was judged added; ``outcome`` is left as it is."""
+        record = dict(outcome.record)
+        status, message = outcome.status, outcome.message
         note = privacy_note(self.privacy)
         if note:
-            info["privacy"] = note
-        message = info.pop("message", "")
+            record["privacy"] = note
         if limits is not None and limits.time_limit is not None:
-            info["time_limit"] = limits.time_limit
-            if limits.history and "progress" not in info:
-                info["progress"] = list(limits.history)
+            record["time_limit"] = limits.time_limit
+            if limits.history and "progress" not in record:
+                record["progress"] = list(limits.history)
+        if outcome.infeasibility_proven:
+            record["infeasibility_proven"] = True
         if raw is None:
-            if status == "infeasible" and not info.get("infeasibility_proven"):
+            if status == "infeasible" and not outcome.infeasibility_proven:
                 status, message = "failed", f"the solver claimed infeasibility without a certificate {message}".strip()
             if status != "infeasible":
-                return self._data_independent(info, message, status if status == TIME_LIMIT else "failed")
-            return Result(self.name, status, self.objective.kind, None, {}, [], info, message=message)
+                return self._data_independent(record, message, status if status == TIME_LIMIT else "failed")
+            return Result(self.name, status, self.objective.kind, None, {}, [], record, message=message)
         mechs, audits, notes = certify(self.privacy, raw)
         value = self.objective.value(mechs)
-        info.setdefault("relaxed", False)  # the general route says when its program was one
-        info.update(notes)
-        status, message = self._judge(status, value, info, self._bound(info, lp, value), audits)
+        record.setdefault("relaxed", False)  # the general route says when its program was one
+        record.update(notes)
+        status, message = self._judge(status, value, record, self._bound(record, outcome, value), audits)
         result = Result(
             self.name, status, self.objective.kind, value,
             {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
              for k, v in mechs.items()},
-            audits, info, message,
+            audits, record, message,
         )
         result.extra.update(self.objective.report(mechs))
         return result
 
-    def _bound(self, info: dict, lp, value: float) -> bool:
-        """Fill info["bound"], ["gap"], ["bound_proven"]; whether a proven bound is required
-        for "optimal" (LP routes). A special solver's bound is its info["objective"] (a lower
-        bound, or an upper bound for a maximised objective; :meth:`_gap`). The general route's
-        bound is proven from the solver's duals on the standard-form data (:mod:`lp_bound`,
-        :mod:`conic_bound`) with the certified value as cut-off. A conic program whose proven bound is not within the gap tolerance
-        (its residuals times the box add up on large programs; cones other than the
-        exponential; a direction the box leaves unbounded) reports the solver's dual objective
-        instead, marked not proven (``bound_kind``), and the proven one as ``proven_bound``."""
-        if lp is not None:
-            snapshot, scale = lp
-            cutoff = value / scale
+    def no_privacy_floor(self) -> float:
+        """A lower bound no design can beat, privacy constraints or not, for an expected loss:
+        Σ over mechanisms of Σ_x min_y C[x, y] (rounded down); −inf for other objectives. With it
+        an optimum of 0 (a point-mass prior, a loss that vanishes on a whole column) is proven
+        exactly instead of to the duals' round-off."""
+        if not isinstance(self.objective, ExpectedLoss) or self.objective.sense != "minimize":
+            return -np.inf
+        terms = [math.fsum(self.objective.cost(k).min(axis=1)) for k in self.keys]
+        total = math.fsum(terms)
+        return total - 4 * np.finfo(float).eps * (math.fsum(abs(t) for t in terms) + abs(total))
+
+    def _bound(self, record: dict, outcome: SolverOutcome, value: float) -> bool:
+        """Put the bound on the optimum into ``record`` (``bound``, ``gap``, ``bound_proven``, and
+        the solver's own ``objective``); whether a proven bound is required for "optimal" (LP
+        routes). A special solver's bound is ``outcome.bound`` (a lower bound, or an upper
+        bound for a maximised objective; :meth:`_gap`). The general route's bound is proven
+        from the solver's duals on the standard-form data (``outcome.proof``; :mod:`lp_bound`,
+        :mod:`conic_bound`) with the certified value as cut-off. A conic program whose proven
+        bound is not within the gap tolerance (its residuals times the box add up on large
+        programs; cones other than the exponential; a direction the box leaves unbounded)
+        reports the solver's dual objective instead, marked not proven (``bound_kind``), and the
+        proven one as ``proven_bound``."""
+        claimed = outcome.bound
+        if outcome.proof is not None:
+            cutoff = value / outcome.scale
             cutoff += 1e-7 * (1.0 + abs(cutoff))  # the audit tolerates ~1e-9 excess: stay above the optimum
-            proven = snapshot.bound(cutoff) * scale if np.isfinite(value) else -np.inf
+            proven = outcome.proof.bound(cutoff) * outcome.scale if np.isfinite(value) else -np.inf
+            if np.isfinite(proven):
+                proven = max(proven, self.no_privacy_floor())
             gap = self._gap(value, proven)
-            if snapshot.required or gap <= self.gap_tolerance:
-                info["bound_proven"] = bool(np.isfinite(proven))
-                info["bound"] = float(proven) if info["bound_proven"] else None
-                if info["bound_proven"]:
-                    info["gap"] = gap
-                else:
-                    info.pop("objective", None)
-                return snapshot.required
-            info["proven_bound"] = float(proven) if np.isfinite(proven) else None
-        bound = info.get("objective")
-        claimed = bool(info.pop("bound_proven", False))
-        if bound is not None:
-            info["bound"] = bound
-            info["gap"] = self._gap(value, bound)
-            info["bound_proven"] = claimed
-            if not claimed:
-                info.setdefault("bound_kind", "the solver's reported bound (not proven)")
-                if self._gap(bound, value) > self.gap_tolerance:
+            if outcome.proof.required or gap <= self.gap_tolerance:
+                finite = bool(np.isfinite(proven))
+                if finite and claimed is not None:
+                    record["objective"] = claimed  # the solver's own value, beside the proven bound
+                record["bound_proven"] = finite
+                record["bound"] = float(proven) if finite else None
+                if finite:
+                    record["gap"] = gap
+                return outcome.proof.required
+            record["proven_bound"] = float(proven) if np.isfinite(proven) else None
+        if claimed is not None:
+            record["objective"] = claimed
+            record["bound"] = claimed
+            record["gap"] = self._gap(value, claimed)
+            record["bound_proven"] = outcome.bound_proven
+            if not outcome.bound_proven:
+                record.setdefault("bound_kind", "the solver's reported bound (not proven)")
+                if self._gap(claimed, value) > self.gap_tolerance:
                     # above the certified value by more than the tolerance: the solver's number
                     # is not a lower bound at all, and a gap of 0 measured on it proves nothing
-                    info["gap"] = float("nan")
-                    info["bound_kind"] = "the solver's reported bound, above the certified value (not a bound)"
+                    record["gap"] = float("nan")
+                    record["bound_kind"] = "the solver's reported bound, above the certified value (not a bound)"
         return False
 
     def _gap(self, value: float, bound: float) -> float:
@@ -402,7 +426,7 @@ class Problem:
             return relative_gap(-value, -bound, self.objective_scale())
         return relative_gap(value, bound, self.objective_scale())
 
-    def _judge(self, status: str, value: float, info: dict, needs_proof: bool, audits) -> tuple[str, str]:
+    def _judge(self, status: str, value: float, record: dict, needs_proof: bool, audits) -> tuple[str, str]:
         """The honest status and message for a certified matrix: "optimal" needs every audit
         to hold, a finite objective and, where a bound is required, a finite gap within the
         tolerance (a NaN gap is never within it)."""
@@ -411,15 +435,15 @@ class Problem:
             return "failed", f"the returned matrix fails its audit ({bad}); it is not a valid design"
         if not np.isfinite(value):
             return "failed", f"the objective of the certified matrix is not finite ({value})"
-        gap = info.get("gap")
+        gap = record.get("gap")
         if status == TIME_LIMIT:
-            within = gap is not None and np.isfinite(gap) and gap <= self.gap_tolerance and info.get("bound_proven")
+            within = gap is not None and np.isfinite(gap) and gap <= self.gap_tolerance and record.get("bound_proven")
             if within:  # the bound closed the gap in the last round before the limit
                 return "optimal", ""
             shown = "no proven bound" if gap is None or not np.isfinite(gap) else f"proven gap {gap:.3g}"
-            return TIME_LIMIT, (f"the time limit of {info.get('time_limit', 0):g} s was reached: the best "
+            return TIME_LIMIT, (f"the time limit of {record.get('time_limit', 0):g} s was reached: the best "
                                 f"design so far is certified private ({shown})")
-        if needs_proof and not info.get("bound_proven"):
+        if needs_proof and not record.get("bound_proven"):
             return "failed", ("the mechanism is certified private but no finite lower bound on the "
                               "optimum could be proven from the solver's duals")
         if gap is None:
@@ -428,13 +452,13 @@ class Problem:
         if not (np.isfinite(gap) and gap <= self.gap_tolerance):
             shown = f"its optimality gap {gap:.3g} exceeds" if np.isfinite(gap) else "no gap is within"
             return "failed", f"the mechanism is certified private but {shown} the tolerance {self.gap_tolerance:g}"
-        if not info.get("bound_proven"):
-            proven = info.get("proven_bound")
+        if not record.get("bound_proven"):
+            proven = record.get("proven_bound")
             return status, ("the gap is measured on the solver's reported bound, which could not be proven"
                             + (f" (the proven bound is {proven:.10g})" if proven is not None else ""))
         return status, ""
 
-    def _data_independent(self, info: dict, message: str, status: str = "failed") -> Result:
+    def _data_independent(self, record: dict, message: str, status: str = "failed") -> Result:
         """After a solver failure (or a time limit reached before any design): the certified
         data-independent design (every notion of the package holds for it with zero leakage),
         status "failed" (or "time-limit"), the solver's message kept."""
@@ -442,13 +466,13 @@ class Problem:
         text = (f"the time limit was reached before a design was found ({message or 'no solution'})"
                 if status == TIME_LIMIT else f"the solver failed ({message or 'no solution'})")
         if not all(a.holds for a in audits):
-            return Result(self.name, "failed", self.objective.kind, None, {}, [], info, message=text)
-        info["fallback"] = "data-independent design"
+            return Result(self.name, "failed", self.objective.kind, None, {}, [], dict(record), message=text)
+        record = {**record, "fallback": "data-independent design"}
         return Result(
             self.name, status, self.objective.kind, self.objective.value(mechs),
             {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
              for k, v in mechs.items()},
-            audits, info, text + "; returned the certified data-independent design, which is private but "
+            audits, record, text + "; returned the certified data-independent design, which is private but "
                                  "not optimised")
 
 

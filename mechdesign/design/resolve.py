@@ -26,9 +26,9 @@ from mechdesign.solvers.convex_route import HIGHS_RESOLVES, run_solver
 
 def needs_resolve(result: Result) -> bool:
     """Whether a general-route LP result is a certified design whose gap alone failed."""
-    info = result.solver
-    return (result.status == "failed" and bool(result.mechanisms) and info.get("name") == "HIGHS"
-            and all(a.holds for a in result.certificate) and "fallback" not in info
+    record = result.solver
+    return (result.status == "failed" and bool(result.mechanisms) and record.get("name") == "HIGHS"
+            and all(a.holds for a in result.certificate) and "fallback" not in record
             and result.objective is not None and math.isfinite(result.objective) and result.objective > 0)
 
 
@@ -42,9 +42,8 @@ def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: boo
             break
         program = problem.compile(scale=best.objective)
         program.highs_variant = dict(variant)
-        raw, info = run_solver(program, solver, verbose, limits)
-        info["relaxed"] = any(n.relaxed for n in problem.privacy)
-        attempt = problem.finish(raw, info, limits)
+        raw, outcome = run_solver(program, solver, verbose, limits)
+        attempt = problem.finish(raw, outcome, limits)
         runs.append({"scale": best.objective, "options": dict(variant), "status": attempt.status,
                      "objective": attempt.objective, "bound": attempt.solver.get("bound")})
         bound = max(bound, _proven_bound(attempt))

@@ -1,8 +1,11 @@
 """Solve one problem across a range of ε, compiling the convex program once.
 
-The problem is compiled with ``Problem.compile(parametric=True)``: every ε-dependent
-coefficient (e^ε, e^{εd}, ...) is a cvxpy Parameter, so each point only updates Parameter
-values (``Notion.set_epsilon``) and cvxpy re-applies its cached parameter-to-data map instead of
+Each point is solved on the problem at that ε (:func:`problem_at`: a copy whose notions are at
+the point's ε, so that the caller's problem and notions are never written). The program is
+compiled with ``Problem.compile(parametric=True)``: every ε-dependent coefficient (e^ε, e^{εd},
+...) is a cvxpy Parameter kept in the program's
+:class:`~mechdesign.privacy.coefficients.Coefficients`, so each point only re-targets those
+(``Coefficients.retarget``) and cvxpy re-applies its cached parameter-to-data map instead of
 recompiling. For linear programs each solve starts HiGHS's simplex from the previous point's
 optimal basis (:class:`WarmStartHighs`; cvxpy's own ``warm_start`` only passes the previous
 primal/dual values to ``setSolution``, which was measured to save nothing on these LPs, while
@@ -12,6 +15,7 @@ single solve.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +30,9 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
 from mechdesign.design.problem import Problem
 from mechdesign.design.result import Result
-from mechdesign.solvers.convex_route import run_solver
+from mechdesign.privacy.base import Notion
+from mechdesign.solvers.convex_route import Program, parameter_map, run_solver
+from mechdesign.solvers.outcome import SolverOutcome
 
 _COMPILES = 0
 
@@ -42,13 +48,15 @@ class WarmStartHighs(_CvxpyHighs):
     Goes one level under cvxpy: the LP in HiGHS form (lower <= A x <= upper, bounds on x) is
     passed to ``highspy`` and, when the cache holds an optimal basis of a model of the same
     shape, ``Highs.setBasis`` hot-starts the simplex. If a warm-started run does not end
-    optimal, the LP is solved again from scratch. ``warm_starts`` counts warm-started runs.
+    optimal, the LP is solved again from scratch. ``warm_starts`` counts warm-started runs, and
+    ``last_warm`` says whether the last run was one.
     """
 
     def __init__(self):
         super().__init__()
         self.warm_starts = 0
         self.cold_starts = 0
+        self.last_warm = False
 
     def name(self):
         return "HIGHS_WARM"
@@ -56,6 +64,7 @@ class WarmStartHighs(_CvxpyHighs):
     def solve_via_data(self, data, warm_start: bool, verbose: bool, solver_opts, solver_cache=None):
         import highspy as hp
 
+        self.last_warm = False
         if data[s.BOOL_IDX] or data[s.INT_IDX]:
             return super().solve_via_data(data, warm_start, verbose, solver_opts, solver_cache)
         inf = hp.kHighsInf
@@ -94,6 +103,7 @@ class WarmStartHighs(_CvxpyHighs):
             warm = False
         self.warm_starts += warm
         self.cold_starts += not warm
+        self.last_warm = warm
         results = {"solution": highs.getSolution(), "basis": highs.getBasis(), "info": highs.getInfo(),
                    "model_status": highs.getModelStatus().name, "run_time": highs.getRunTime(),
                    "warm": warm}
@@ -123,12 +133,25 @@ def parse_range(text: str) -> np.ndarray:
     return np.linspace(start, stop, count)
 
 
-def sweepable(problem: Problem) -> list:
-    """The problem's notions that carry an ε (all are set to each swept value)."""
-    found = [n for n in problem.privacy if hasattr(n, "epsilon") and hasattr(n, "set_epsilon")]
+def sweepable(problem: Problem) -> list[Notion]:
+    """The problem's notions that carry an ε (a sweep puts each of them at every swept value)."""
+    found = [n for n in problem.privacy if _has_epsilon(n)]
     if not found:
         raise ProblemError("the problem has no privacy constraint with an ε to sweep", key="privacy")
     return found
+
+
+def _has_epsilon(notion: Notion) -> bool:
+    return hasattr(notion, "epsilon")
+
+
+def problem_at(problem: Problem, epsilon: float) -> Problem:
+    """``problem`` with every notion that carries an ε at ``epsilon``, as a single solve at that
+    ε would have it: a copy holding new notions (:meth:`Notion.with_epsilon`) and sharing the
+    rest (domains, objective, ``extras``); ``problem`` and its notions are left as they are."""
+    at = copy.copy(problem)
+    at.privacy = [n.with_epsilon(epsilon) if _has_epsilon(n) else n for n in problem.privacy]
+    return at
 
 
 @dataclass
@@ -176,17 +199,44 @@ class SweepResult:
                 "canonicalizations": self.canonicalizations, "seconds": self.seconds}
 
 
-def _structure(notions, epsilon: float) -> tuple:
-    """Set every notion to ``epsilon`` as a single solve would (non-parametric), and return what
-    fixes the program's shape at that ε (``Notion.structure``: e.g. how many chain links a
-    d-privacy pair needs to keep every coefficient below e^20). Points with the same structure
-    share one compiled program."""
-    sig = []
-    for n in notions:
-        n.parametric = False
-        n.set_epsilon(epsilon)
-        sig.append(n.structure())
-    return tuple(sig)
+def _structure(problem: Problem) -> tuple:
+    """What fixes the program's shape for ``problem`` (at one ε): each swept notion's
+    ``Notion.structure`` (e.g. how many chain links a d-privacy pair needs to keep every
+    coefficient below e^20). Points with the same structure share one compiled program."""
+    return tuple(n.structure() for n in problem.privacy if _has_epsilon(n))
+
+
+@dataclass
+class _Compiled:
+    """One parametric program of a sweep, and the notions with an ε it was compiled with (the
+    keys by which its coefficients are re-targeted)."""
+
+    program: Program
+    notions: list[Notion]
+
+    def follows_epsilon(self) -> bool:
+        """Whether every swept notion's coefficients are Parameters: otherwise some ε is baked
+        into the program, which then holds at the compile's ε only."""
+        return all(self.program.coefficients.follows(n) for n in self.notions)
+
+    def solve_at(self, epsilon: float, solver: str, limits: Limits) -> tuple[dict | None, SolverOutcome, bool]:
+        """The program re-targeted to ``epsilon`` and solved: (raw, outcome, whether the simplex
+        started from the previous basis)."""
+        self.program.coefficients.retarget([(n, epsilon) for n in self.notions])
+        raw, outcome = run_solver(self.program, solver, limits=limits)
+        highs = self.program.highs
+        return raw, outcome, bool(highs is not None and highs.last_warm)
+
+
+def _compile(problem: Problem, warm_start: bool) -> _Compiled:
+    """``problem`` (at one ε) compiled parametrically and scaled, with a warm-starting HiGHS for
+    a linear program when ``warm_start``."""
+    global _COMPILES
+    program = problem.compile(parametric=True, scaled=True)
+    _COMPILES += 1
+    if program.linear and warm_start and problem.solver in ("auto", "highs"):
+        program.highs = WarmStartHighs()
+    return _Compiled(program, sweepable(problem))
 
 
 def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = True,
@@ -200,82 +250,54 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
     is left to repair, exactly as a single solve at that ε does) get one more compile per
     distinct shape, and a notion that makes no ε Parameter is recompiled per ε, so every point
     equals an independent solve; ``compiles`` reports how many programs were built (1 in the
-    common case). The notions' ε are restored afterwards. Points go in the given order, each
-    solve starting from the previous basis of its program when ``warm_start``.
+    common case). Each point is solved on :func:`problem_at` that ε, so ``problem`` and its
+    notions are left as they are. Points go in the given order, each solve starting from the
+    previous basis of its program when ``warm_start``.
 
     Special-cased solvers (couplings, LDP column generation, ...) are used per point when they
     apply, exactly as ``Problem.solve`` does; no program is compiled then. ``use_special=False``
     forces the compiled program instead. ``at_each_point(problem, ε)``, when given, is called
-    at each point while the notions are at that ε and returns named records (for instance the
+    at each point with the problem at that ε and returns named records (for instance the
     baselines at that ε, :func:`mechdesign.estimation.compare.baseline_curves`); each name's
     records form one curve of the result's ``baselines``. ``time_limit`` (seconds; default
     the problem's own) bounds each point's solve as in :meth:`Problem.solve`; ``rounds`` is
     called with each round the iterative solvers report, as ``progress`` is in :meth:`Problem.solve`.
     """
-    global _COMPILES
-    notions = sweepable(problem)
+    sweepable(problem)
     eps = np.asarray(list(epsilons), dtype=float)
     if eps.size == 0:
         raise ProblemError("no ε to sweep", key="--epsilon")
-    original = [n.epsilon for n in notions]
-    saved_params = [n.__dict__.pop("_params", None) for n in notions]
     start = time.perf_counter()
-    programs: dict = {}  # structure -> (Program, per-notion Parameter dicts)
-    canon: set[int] = set()
+    programs: dict[tuple, _Compiled] = {}  # (structure, ε when baked in, else None) -> program
+    maps: set[int] = set()
     compiles = 0
     points: list[SweepPoint] = []
     base_curves: dict[str, list[dict]] = {}
-    try:
-        for i, e in enumerate(eps):
-            t0 = time.perf_counter()
-            e = float(e)
-            structure = _structure(notions, e)  # notions now at ε, exactly as a single solve
-            limits = Limits(problem.time_limit if time_limit is None else time_limit, rounds)
-            found = problem.solve_specially(limits)[0] if use_special and problem.solver == "auto" else None
-            warm = False
-            if found is not None:
-                raw, info = found
-            else:
-                entry = programs.get((structure, None)) or programs.get((structure, e))
-                if entry is None:
-                    for n in notions:
-                        n.__dict__.pop("_params", None)
-                    program = problem.compile(parametric=True, scaled=True)
-                    compiles += 1
-                    _COMPILES += 1
-                    params = [n.__dict__.get("_params") for n in notions]
-                    if program.linear and warm_start and problem.solver in ("auto", "highs"):
-                        program.highs = WarmStartHighs()
-                    # a notion that made no ε Parameter has its ε baked in: valid at this ε only
-                    baked = any(not p for p in params)
-                    programs[(structure, e if baked else None)] = entry = (program, params)
-                program, params = entry
-                for n, p in zip(notions, params):
-                    n.__dict__["_params"] = p if p is not None else {}
-                    n.parametric = True
-                    n.set_epsilon(e)  # updates this program's Parameters only
-                raw, info = run_solver(program, problem.solver, limits=limits)
-                info["relaxed"] = any(n.relaxed for n in problem.privacy)
-                cache = getattr(program.problem, "_cache", None)
-                if cache is not None and cache.param_prog is not None:
-                    canon.add(id(cache.param_prog))
-                if program.highs is not None:
-                    sc = getattr(program.problem, "_solver_cache", {}) or {}
-                    cached = sc.get(program.highs.name())
-                    warm = bool(cached and cached[2].get("warm"))
-            result = problem.finish(raw, info, limits)
-            point = SweepPoint(e, result, time.perf_counter() - t0, warm)
-            for name, record in (at_each_point(problem, e) if at_each_point is not None else {}).items():
-                base_curves.setdefault(name, []).append(record)
-            points.append(point)
-            if progress is not None:
-                progress(i + 1, len(eps), point)
-    finally:
-        for n, e0, p in zip(notions, original, saved_params):
-            n.__dict__.pop("_params", None)
-            if p is not None:
-                n.__dict__["_params"] = p
-            n.parametric = False
-            n.set_epsilon(e0)
-    return SweepResult(problem.name, problem.objective.kind, points, compiles, len(canon),
+    for i, e in enumerate(eps):
+        t0 = time.perf_counter()
+        e = float(e)
+        at = problem_at(problem, e)
+        limits = Limits(problem.time_limit if time_limit is None else time_limit, rounds)
+        found = at.solve_specially(limits)[0] if use_special and problem.solver == "auto" else None
+        warm = False
+        if found is not None:
+            raw, outcome = found
+        else:
+            structure = _structure(at)
+            compiled = programs.get((structure, None)) or programs.get((structure, e))
+            if compiled is None:
+                compiled = _compile(at, warm_start)
+                compiles += 1
+                programs[(structure, None if compiled.follows_epsilon() else e)] = compiled
+            raw, outcome, warm = compiled.solve_at(e, problem.solver, limits)
+            mapping = parameter_map(compiled.program)
+            if mapping is not None:
+                maps.add(id(mapping))
+        point = SweepPoint(e, at.finish(raw, outcome, limits), time.perf_counter() - t0, warm)
+        for name, record in (at_each_point(at, e) if at_each_point is not None else {}).items():
+            base_curves.setdefault(name, []).append(record)
+        points.append(point)
+        if progress is not None:
+            progress(i + 1, len(eps), point)
+    return SweepResult(problem.name, problem.objective.kind, points, compiles, len(maps),
                        time.perf_counter() - start, base_curves)

@@ -1,32 +1,37 @@
 """The protocol every privacy notion follows: compile to constraints, audit a matrix.
 
 A notion is one small object holding its resolved data (ε, pairs of distributions, a metric,
-...). It answers two questions (paper-independent, see CONVENTIONS "one protocol per concept"):
+...). It answers two questions, whatever paper it comes from:
 
-* ``constraints(K)`` — the cvxpy constraints it puts on the matrix variables ``K`` (a mapping
-  from mechanism key to a non-negative (|X|, |Y|) variable; a single shared mechanism has the
-  key ``"default"``);
+* ``constraints(K, coefficients)`` — the cvxpy constraints it puts on the matrix variables ``K``
+  (a mapping from mechanism key to a non-negative (|X|, |Y|) variable; a single shared mechanism
+  has the key ``"default"``), its ε-dependent coefficients taken from ``coefficients``
+  (:mod:`mechdesign.privacy.coefficients`);
 * ``audit(mechs)`` — the level a given set of matrices achieves, computed in float64 with no
   solver, as an :class:`Audit` (requested vs achieved, holds or not).
 
 It may also ``repair`` matrices that solver tolerance left slightly outside a pure (δ = 0)
 ratio constraint, and say which mechanism keys it touches. A notion built from ε alone where the
 problem knows the rest (a metric, the domain, the contexts) is completed by ``bind`` when the
-problem is built.
+problem is built. Compiling writes nothing to a notion, and a sweep solves each ε with a
+notion of its own (``with_epsilon``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from mechdesign.core import preview
 from mechdesign.core.audit_record import Audit
 from mechdesign.core.errors import ProblemError
-from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.setting import DEFAULT, Setting
+
+if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
 
 #: Largest e^{εd} coefficient put into an LP; beyond it the constraint is left to
 #: the repair step, which restores it exactly, and the LP value is only a lower bound.
@@ -50,8 +55,10 @@ class Notion:
         unchanged). Problem calls it on every notion when it is built."""
         return self
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
-        """The cvxpy constraints on the matrix variables ``K`` (key -> variable)."""
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
+        """The cvxpy constraints on the matrix variables ``K`` (key -> variable), each
+        ε-dependent coefficient taken from ``coefficients`` (:meth:`Coefficients.coefficient`:
+        the number at this notion's ε, or a Parameter a sweep re-targets)."""
         raise NotImplementedError
 
     def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
@@ -70,36 +77,24 @@ class Notion:
         """The mechanism keys this notion constrains (default: all of them)."""
         return list(available)
 
-    #: True when the compiled program is a relaxation (constraints left to the repair step; the
-    #: LP value is then only a lower bound, and the certified value is the result)
-    relaxed: bool = False
-
-    #: When True, ε-dependent coefficients are compiled as cvxpy Parameters so that a sweep
-    #: compiles the program once and only updates values (:meth:`set_epsilon`).
-    parametric: bool = False
-
-    def coefficient(self, name: str, fn: Callable[[float], Any]) -> Any:
-        """The coefficient ``fn(ε)``: a number/array, or a Parameter holding it when parametric."""
-        value = fn(self.epsilon)
-        if not self.parametric:
-            return value
-        params = self.__dict__.setdefault("_params", {})
-        if name not in params:
-            params[name] = (cp.Parameter(np.shape(value), nonneg=True, value=value), fn)
-        param, _ = params[name]
-        param.value = value
-        return param
+    @property
+    def relaxed(self) -> bool:
+        """Whether the compiled program is a relaxation: constraints left to the repair step, so
+        that the program's value is only a lower bound and the certified value is the result
+        (default: never). Computed from the notion's data, never stored by a compile."""
+        return False
 
     def structure(self) -> Any:
         """What fixes the shape of the compiled program at the current ε (hashable; None when
         the shape does not depend on ε). Sweeps compile once per distinct structure."""
         return None
 
-    def set_epsilon(self, epsilon: float) -> None:
-        """Change ε in place, updating compiled Parameters (used by sweeps)."""
-        self.epsilon = check_epsilon(epsilon)
-        for param, fn in self.__dict__.get("_params", {}).values():
-            param.value = fn(self.epsilon)
+    def with_epsilon(self, epsilon: float) -> Notion:
+        """This notion at another ε, as a new notion; this one is left as it is (a sweep solves
+        each point with one). Notions whose other data follow ε override it."""
+        other = copy.copy(self)
+        other.epsilon = check_epsilon(epsilon)
+        return other
 
     def neutral_row(self, n_outputs: int) -> np.ndarray | None:
         """Output distribution of a data-independent mechanism that satisfies this notion with

@@ -33,6 +33,7 @@ from mechdesign.privacy.base import (
 from mechdesign.privacy.ldp import chain, links
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 
@@ -149,13 +150,13 @@ class DistP(Notion):
         eps = self.pair_epsilons()
         return tuple(0 if e == 0 else links(e) for e in eps)
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         for t, ((a, b), scale) in enumerate(zip(self.pairs, self.pair_scales())):
-            out += self.pair_constraints(t, a.distribution @ K[a.key], b.distribution @ K[b.key], scale)
+            out += self.pair_constraints(coefficients, t, a.distribution @ K[a.key], b.distribution @ K[b.key], scale)
         return out
 
-    def pair_constraints(self, t: int, pa: Any, pb: Any, scale: float) -> list:
+    def pair_constraints(self, coefficients: Coefficients, t: int, pa: Any, pb: Any, scale: float) -> list:
         """D∞^δ(pa ‖ pb) <= ε·scale and D∞^δ(pb ‖ pa) <= ε·scale for the output distributions
         ``pa`` = λ_a K_a, ``pb`` = λ_b K_b of pair ``t``.
 
@@ -168,11 +169,12 @@ class DistP(Notion):
         if self.delta == 0 and k == 0:
             return [pa == pb]
         if self.delta == 0 and k == 1:
-            c = self.coefficient(f"expm1_epsilon_{t}", lambda eps, s=scale: np.expm1(min(eps * s, 20.0)))
+            c = coefficients.coefficient(self, f"expm1_epsilon_{t}", lambda eps, s=scale: np.expm1(min(eps * s, 20.0)))
             d = cp.Variable(pa.shape)
             return [d == pa - pb, d <= c * pb, -d <= c * pa]
         kk = max(k, 1)
-        c = self.coefficient(f"exp_epsilon_{t}_link{kk}", lambda eps, s=scale, n=kk: np.exp(min(eps * s / n, 20.0)))
+        c = coefficients.coefficient(self, f"exp_epsilon_{t}_link{kk}",
+                                     lambda eps, s=scale, n=kk: np.exp(min(eps * s / n, 20.0)))
         if self.delta == 0:
             return chain(pa, pb, k, c) + chain(pb, pa, k, c)
         out = []

@@ -53,6 +53,7 @@ from mechdesign.privacy.distp import (
 from mechdesign.privacy.ldp import chain, links
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 
@@ -164,7 +165,7 @@ class DivergenceDP(Notion):
     def structure(self) -> bytes:
         return self._links().tobytes()
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         """D(K[x] ‖ K[x']) <= ε·scale per directed pair. A bound of 0 is the equality
         K[x] = K[x'] for every divergence (a divergence vanishes only on equal distributions).
         The max divergence is compiled like :class:`~mechdesign.privacy.distp.DistP`: with
@@ -175,22 +176,22 @@ class DivergenceDP(Notion):
             sel = group == k
             i, j, s = self.i[sel], self.j[sel], scales[sel]
             for var in K.values():
-                out += self._group(var[i, :], var[j, :], int(k), s)
+                out += self._group(coefficients, var[i, :], var[j, :], int(k), s)
         return out
 
-    def _group(self, P: Any, Q: Any, k: int, s: np.ndarray) -> list:
+    def _group(self, coefficients: Coefficients, P: Any, Q: Any, k: int, s: np.ndarray) -> list:
         """The constraints of directed pairs with rows P, Q and ``k`` (see :meth:`_links`)."""
         div, tag = self.divergence, f"{k}_{s.size}"
         if k == 0:
             return [P == Q]
         if div.name != "max":
-            c = self.coefficient(f"divergence_bound_{tag}", lambda eps: div.coefficient(eps * s))
+            c = coefficients.coefficient(self, f"divergence_bound_{tag}", lambda eps: div.coefficient(eps * s))
             return div.constraints(P, Q, c, self.delta)
         if self.delta == 0 and k == 1:
-            c = self.coefficient(f"expm1_{tag}", lambda eps: np.expm1(np.minimum(eps * s, 20.0))[:, None])
+            c = coefficients.coefficient(self, f"expm1_{tag}", lambda eps: np.expm1(np.minimum(eps * s, 20.0))[:, None])
             d = cp.Variable(P.shape)
             return [d == P - Q, d <= cp.multiply(c, Q)]
-        c = self.coefficient(f"link_{tag}", lambda eps: np.exp(np.minimum(eps * s / k, 20.0))[:, None])
+        c = coefficients.coefficient(self, f"link_{tag}", lambda eps: np.exp(np.minimum(eps * s / k, 20.0))[:, None])
         if self.delta == 0:
             return chain(P, Q, k, c)
         out = []
@@ -353,20 +354,20 @@ class DivergenceDistP(DistP):
             return super().structure()
         return tuple((bool(e > 0), self.directions(t)) for t, e in enumerate(self.pair_epsilons()))
 
-    def pair_constraints(self, t: int, pa: Any, pb: Any, scale: float) -> list:
+    def pair_constraints(self, coefficients: Coefficients, t: int, pa: Any, pb: Any, scale: float) -> list:
         """D(pa ‖ pb) <= ε·scale and D(pb ‖ pa) <= ε·scale. The max divergence is the core
         DistP's (chains beyond e^20, expm1 for small ε); for every divergence a bound of 0 is
         the equality pa = pb (a divergence vanishes only on equal distributions), which keeps
         conic solvers off a degenerate cone, and a vacuous pair (:meth:`vacuous`) adds nothing."""
         div = self.divergence
         if div.name == "max":
-            return super().pair_constraints(t, pa, pb, scale)
+            return super().pair_constraints(coefficients, t, pa, pb, scale)
         if self.epsilon * scale == 0:
             return [pa == pb]
         forward, backward = self.directions(t)
         if not (forward or backward):
             return []
-        c = self.coefficient(f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
+        c = coefficients.coefficient(self, f"divergence_bound_{t}", lambda eps, s=scale: div.coefficient(eps * s))
         return ((div.constraints(pa, pb, c, self.delta) if forward else [])
                 + (div.constraints(pb, pa, c, self.delta) if backward else []))
 

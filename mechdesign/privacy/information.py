@@ -38,6 +38,7 @@ from mechdesign.information.leakage import gain_matrix, mutual_information_of
 from mechdesign.privacy.base import Notion, check_epsilon
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 #: gap of the capacity solves in audits (bits), below AUDIT_TOL
@@ -118,10 +119,20 @@ class InformationPrivacy(_BitsNotion):
 
     name = "information"
 
-    def vacuous(self) -> bool:
+    def __init__(self, bits: float, sizes: tuple[int, int] | None = None):
+        super().__init__(bits)
+        #: (|X|, |Y|) of the problem's mechanisms, filled in by :meth:`bind` (None before)
+        self.sizes = None if sizes is None else (int(sizes[0]), int(sizes[1]))
+
+    def bind(self, setting: Setting) -> InformationPrivacy:
+        """The problem's numbers of inputs and outputs, which say when the bound is vacuous."""
+        sizes = (len(setting.inputs), len(setting.outputs))
+        return self if self.sizes == sizes else InformationPrivacy(self.epsilon, sizes)
+
+    def vacuous(self, sizes: tuple[int, int] | None = None) -> bool:
         """C(K) <= log2 min(|X|, |Y|) for every channel: from there the bound constrains
-        nothing. The sizes are those of the last compiled matrices (unknown before)."""
-        sizes = self.__dict__.get("_sizes")
+        nothing. ``sizes`` are (|X|, |Y|), by default the problem's (unknown before :meth:`bind`)."""
+        sizes = sizes or self.sizes
         return sizes is not None and self.epsilon >= np.log2(min(sizes))
 
     @property
@@ -131,14 +142,13 @@ class InformationPrivacy(_BitsNotion):
     def structure(self) -> tuple:
         return (self.epsilon == 0, self.vacuous())
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         if self.epsilon == 0:
             return [c for var in K.values() for c in self.equal_rows(var, np.arange(var.shape[0]))]
-        self._sizes = next(iter(K.values())).shape if K else None
-        if self.vacuous():
+        if self.vacuous(next(iter(K.values())).shape if K else None):
             return []
         out = []
-        bound = self.coefficient("nats", lambda c: c * LN2)
+        bound = coefficients.coefficient(self, "nats", lambda c: c * LN2)
         for var in K.values():
             m, n = var.shape
             q = cp.Variable(n, nonneg=True)
@@ -230,9 +240,9 @@ class MutualInformation(_BitsNotion):
     def structure(self) -> tuple:
         return (self.epsilon == 0, tuple(self.vacuous(k) for k in self.priors))
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
-        bound = self.coefficient("nats", lambda c: c * LN2) if self.epsilon > 0 else 0.0
+        bound = coefficients.coefficient(self, "nats", lambda c: c * LN2) if self.epsilon > 0 else 0.0
         for key, var in K.items():
             pi = self.priors[key]
             rows = np.flatnonzero(pi > 0)
@@ -287,9 +297,9 @@ class MinEntropy(_BitsNotion):
     def structure(self) -> None:
         return None
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
-        bound = self.coefficient("budget", _exp2)
+        bound = coefficients.coefficient(self, "budget", _exp2)
         for var in K.values():
             m, n = var.shape
             t = cp.Variable(n, nonneg=True)
@@ -393,21 +403,22 @@ class GVulnerability(Notion):
             return self.prior_vulnerability[key] * _exp2(epsilon)
         return float(epsilon)
 
-    def set_epsilon(self, epsilon: float) -> None:
-        """Sweeps change ``bits`` (or ``bound``) in place."""
-        super().set_epsilon(epsilon)
-        if self.leakage_bits is not None:
-            self.leakage_bits = self.epsilon
-        self.bounds = {k: self._bound(k, self.epsilon) for k in self.priors}
+    def with_epsilon(self, epsilon: float) -> GVulnerability:
+        """This notion with ``bits`` (or ``bound``) set to ``epsilon``, and the bounds that follow."""
+        other = super().with_epsilon(epsilon)
+        if other.leakage_bits is not None:
+            other.leakage_bits = other.epsilon
+        other.bounds = {k: other._bound(k, other.epsilon) for k in other.priors}
+        return other
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         for key, var in K.items():
             post = self._weighted(key) @ var
             t = cp.Variable(var.shape[1])
             bound = self.bounds[key]
             if bound >= 0:
-                bound = self.coefficient(f"bound_{key}", lambda e, k=key: self._bound(k, e))
+                bound = coefficients.coefficient(self, f"bound_{key}", lambda e, k=key: self._bound(k, e))
             out += [post <= _broadcast_row(t, post.shape[0]), cp.sum(t) <= bound]
         return out
 

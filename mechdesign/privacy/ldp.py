@@ -27,6 +27,7 @@ from mechdesign.privacy.base import (
 )
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 #: the log of the largest coefficient of one chain link
@@ -47,11 +48,12 @@ def links(log_coefficient: float | np.ndarray) -> int | np.ndarray:
     return int(k) if k.ndim == 0 else k
 
 
-def link_coefficient(notion: Notion, name: str, scale: float = 1.0) -> Any:
-    """The per-link coefficient e^{ε·scale/k} of ``notion`` at its current ε (a Parameter when
-    the notion is parametric; k is fixed by the current ε, and sweeps recompile when it moves)."""
+def link_coefficient(notion: Notion, coefficients: Coefficients, name: str, scale: float = 1.0) -> Any:
+    """The per-link coefficient e^{ε·scale/k} of ``notion`` at its ε, from ``coefficients`` (a
+    Parameter in a parametric compile; k is fixed by the ε, and sweeps recompile when it moves)."""
     k = links(notion.epsilon * scale)
-    return notion.coefficient(f"{name}_link{k}", lambda eps: np.exp(min(eps * scale / k, MAX_LOG_COEFFICIENT)))
+    return coefficients.coefficient(notion, f"{name}_link{k}",
+                                    lambda eps: np.exp(min(eps * scale / k, MAX_LOG_COEFFICIENT)))
 
 
 def chain(top: Any, bottom: Any, k: int, c: Any, upper: float | None = 1.0) -> list:
@@ -86,10 +88,10 @@ class LDP(Notion):
     def structure(self) -> int:
         return links(self.epsilon)
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         k = links(self.epsilon)
-        c = link_coefficient(self, "exp_epsilon")
+        c = link_coefficient(self, coefficients, "exp_epsilon")
         for var in K.values():
             n_out = var.shape[1]
             m = cp.Variable(n_out, nonneg=True)
@@ -147,10 +149,10 @@ class ApproxLDP(Notion):
     def structure(self) -> int:
         return links(self.epsilon)
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         k = links(self.epsilon)
-        c = link_coefficient(self, "exp_epsilon")
+        c = link_coefficient(self, coefficients, "exp_epsilon")
         for var in K.values():
             n = var.shape[0]
             i, j = np.nonzero(~np.eye(n, dtype=bool))

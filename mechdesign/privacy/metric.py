@@ -35,6 +35,7 @@ from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import links
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 #: the smallest positive normal float64: the floor of every non-zero column (module docstring)
@@ -82,7 +83,7 @@ class MetricPrivacy(Notion):
     name = "metric"
 
     @property
-    def relaxed(self) -> bool:  # type: ignore[override]
+    def relaxed(self) -> bool:
         """Whether pairs were left out of the program (ε·d beyond FLOAT_EXPONENT)."""
         return bool(np.any(self.segments() == 0))
 
@@ -127,22 +128,23 @@ class MetricPrivacy(Notion):
     def structure(self) -> bytes:
         return self.segments().tobytes()
 
-    def _scale(self, name: str, d: np.ndarray) -> Any:
-        if self.parametric:
-            return self.coefficient(name, lambda eps: np.exp(eps * d)[:, None])
+    def _scale(self, coefficients: Coefficients, name: str, d: np.ndarray) -> Any:
+        """e^{εd} per pair: a Parameter column (parametric), else a sparse diagonal."""
+        if coefficients.parametric:
+            return coefficients.coefficient(self, name, lambda eps: np.exp(eps * d)[:, None])
         return sp.diags(np.exp(self.epsilon * d))
 
     @staticmethod
     def _times(coef: Any, expr: Any) -> Any:
         return cp.multiply(coef, expr) if isinstance(coef, cp.Parameter) else coef @ expr
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         counts = self.segments()
         for k in np.unique(counts[counts > 0]):
             sel = counts == k
             i, j, d = self.i[sel], self.j[sel], self.d[sel] / k
-            c = self._scale(f"exp_epsilon_d_{k}", d)
+            c = self._scale(coefficients, f"exp_epsilon_d_{k}", d)
             for var in K.values():
                 chain = [var[i, :]]
                 # links w_t in [0, 1]: w_t = K[x] / c^t is always a witness, so the bound cuts

@@ -46,6 +46,7 @@ from mechdesign.privacy.base import Notion, check_delta, check_epsilon
 from mechdesign.privacy.ldp import LDP
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 #: the central ε recomputed from a matrix may exceed the target by the searches' tolerances
@@ -87,17 +88,19 @@ class Shuffle(Notion):
         """ε0, the local level the design is constrained to."""
         return self.local.epsilon
 
-    def set_epsilon(self, epsilon: float) -> None:
-        """Sweeps move the central ε; the local level follows."""
-        self.epsilon = check_epsilon(epsilon)
-        self.local.set_epsilon(local_level_for(self.epsilon, self.users, self.delta))
+    def with_epsilon(self, epsilon: float) -> Shuffle:
+        """This notion at another central ε; the local level follows."""
+        return Shuffle(self.users, epsilon, self.delta)
 
     def structure(self) -> int:
         return self.local.structure()
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
-        self.local.parametric = self.parametric
-        return self.local.constraints(K)
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
+        """The ε0-LDP constraints, their coefficients following the central ε (a sweep moves the
+        central ε, and ε0 with it)."""
+        users, delta = self.users, self.delta
+        inner = coefficients.inner(self, lambda epsilon: local_level_for(epsilon, users, delta))
+        return self.local.constraints(K, inner)
 
     def repair(self, mechs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self.local.repair(mechs)

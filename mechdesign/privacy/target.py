@@ -30,6 +30,7 @@ from mechdesign.core.tables import read_distribution
 from mechdesign.privacy.base import Notion
 
 if TYPE_CHECKING:
+    from mechdesign.privacy.coefficients import Coefficients
     from mechdesign.privacy.declarations import Declarations
 
 FREE = "free"
@@ -106,7 +107,7 @@ class Target(Notion):
     def keys(self, available: list[str]) -> list[str]:
         return list(self.contexts)
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         if not self.free:
             return [lam @ K[s] == self.mu for s, lam in self.contexts.items()]
         names = list(self.contexts)
@@ -220,7 +221,7 @@ class ApproximateKnowledge(Notion):
     def keys(self, available: list[str]) -> list[str]:
         return list(self.built)
 
-    def constraints(self, K: Mapping[str, Any]) -> list:
+    def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         return []
 
     def knowledge_epsilon(self) -> float:

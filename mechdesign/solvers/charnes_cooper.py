@@ -58,6 +58,7 @@ from mechdesign.core.objectives import MaxOffDiagonal
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
 from mechdesign.privacy.ldp import links
 from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import SpecialSolver
 
 #: the largest s = 1/t sought; reaching it means t* = 0 (or below 1/S_CAP, then the general LP)
@@ -396,9 +397,8 @@ def max_entry_by_scaling(problem, limits=None):
     raw, t, bound, built = solve_max_entry(keys, set(objective.keys), objective.mask, notions)
     if relative_gap(t, bound, problem.objective_scale()) > problem.gap_tolerance / 2:
         raise SolverDeclined(f"the duals prove only {bound!r} against the LP's {t!r}")
-    return raw, {"status": "optimal", "name": NAME,
-                 "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built,
-                 "objective": bound, "bound_proven": True}
+    record = {"name": NAME, "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built}
+    return raw, SolverOutcome("optimal", record, bound=bound, bound_proven=True)
 
 
 SOLVER = SpecialSolver(NAME, applies, max_entry_by_scaling)

@@ -1,5 +1,5 @@
 """What the special solvers that work context by context share: one mechanism per context, with
-its objective and proven bound (:class:`ContextSolution`), assembled into the (raw, info) a
+its objective and proven bound (:class:`ContextSolution`), assembled into the (raw, outcome) a
 solve returns (:func:`solve_contexts`)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 
 from mechdesign.core.limits import TIME_LIMIT, Limits
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.outcome import SolverOutcome
 
 #: the unit round-off u of IEEE-754 double precision (round to nearest)
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
@@ -37,15 +38,15 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
                    build_seconds: float = 0.0, limits: Limits | None = None):
     """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
     of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
-    context alone; assemble (raw, info) for :meth:`Problem.finish`. A ``solve_one`` that cannot
+    context alone; assemble (raw, :class:`SolverOutcome`) for :meth:`Problem.finish`. A ``solve_one`` that cannot
     prove an optimum raises :class:`~mechdesign.solvers.highs_model.SolverDeclined`.
 
     The costs are divided by the objective's magnitude (max |C|, :meth:`Objective.magnitude`)
     before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
     and the summed bounds are scaled back, rounded down (:func:`proven_total`); never below the
     optimum without privacy, Σ_x min_y C[x, y] (so 0 for non-negative losses). Every
-    ``solve_one`` in this package returns a bound its duals prove, so the record says
-    ``"bound_proven": True``. When any context stopped at the time limit
+    ``solve_one`` in this package returns a bound its duals prove, so the outcome's bound is
+    proven. When any context stopped at the time limit
     (``ContextSolution.stopped``), the status is "time-limit"."""
     start = time.perf_counter()
     scale = problem.objective.magnitude()
@@ -65,13 +66,12 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
         rounds += found.rounds
         columns += found.columns
         stopped = stopped or found.stopped
-    info = {"status": TIME_LIMIT if stopped else "optimal", "name": name, "compile_seconds": build_seconds,
-            "solve_seconds": time.perf_counter() - start,
-            "objective": max(proven_total(bounds, scale), proven_total(floors, 1.0)),
-            "bound_proven": True, "rounds": rounds, "columns": columns}
+    record = {"name": name, "compile_seconds": build_seconds, "solve_seconds": time.perf_counter() - start,
+              "rounds": rounds, "columns": columns}
     if limits is not None and limits.history:
-        info["progress"] = list(limits.history)
-    return raw, info
+        record["progress"] = list(limits.history)
+    bound = max(proven_total(bounds, scale), proven_total(floors, 1.0))
+    return raw, SolverOutcome(TIME_LIMIT if stopped else "optimal", record, bound=bound, bound_proven=True)
 
 
 def _gap_open(problem, found: ContextSolution) -> bool:

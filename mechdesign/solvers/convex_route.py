@@ -18,8 +18,10 @@ import numpy as np
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits
+from mechdesign.privacy.coefficients import Coefficients
 from mechdesign.solvers.conic_bound import conic_snapshot
 from mechdesign.solvers.lp_bound import snapshot_from_cache
+from mechdesign.solvers.outcome import SolverOutcome
 
 SOLVERS = ("auto", "highs", "clarabel", "scs")
 #: Tight HiGHS tolerances: with them round-off gaps shrink to ~1e-9.
@@ -58,6 +60,12 @@ class Program:
     time_limit: float | None = None
     #: HiGHS options for this program on top of the defaults (a re-solve's other strategy)
     highs_variant: dict = field(default_factory=dict)
+    #: the ε-dependent coefficients the program was compiled with: in a parametric compile,
+    #: the Parameters :meth:`Coefficients.retarget` moves to another ε
+    coefficients: Coefficients = field(default_factory=Coefficients)
+    #: the program leaves constraints to the repair step (:attr:`Notion.relaxed`), so that its
+    #: value is only a lower bound
+    relaxed: bool = False
 
 
 #: From this many matrix entries on, HiGHS's interior point method (with crossover to a basic
@@ -75,12 +83,15 @@ def highs_options(program: Program) -> dict:
 
 #: HiGHS strategies for re-solving a linear program whose first optimum was certified but not
 #: proven within the tolerance (each run in units of the best value so far): the default dual
-#: simplex; the primal simplex at tighter tolerances; no presolve. On badly scaled programs
+#: simplex; the interior-point method with crossover (degenerate programs, where the simplex
+#: stops at a vertex whose improving direction prices within its tolerance); the primal simplex
+#: at tighter tolerances; no presolve. On badly scaled programs
 #: (privacy pairs at ε·d ≈ 1e-7 next to chain links of e^20) HiGHS stops at bases whose
 #: primal and dual round-off differ from strategy to strategy, so trying several and keeping
 #: the best design and the best proven bound closes most gaps.
 HIGHS_RESOLVES = (
     {},
+    {"solver": "ipm"},
     {"simplex_strategy": 4, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
     {"presolve": "off"},
 )
@@ -123,8 +134,8 @@ def solver_trouble() -> tuple:
     return (cp.SolverError, ValueError, ArithmeticError, RuntimeError, MemoryError)
 
 
-def _run_once(program: Program, name: str, verbose: bool, retry: bool, info: dict) -> str | None:
-    """One solver run; records times and the solver's status in ``info``. Returns an error
+def _run_once(program: Program, name: str, verbose: bool, retry: bool, record: dict) -> str | None:
+    """One solver run; records times and the solver's status in ``record``. Returns an error
     message when the solver raised, else None."""
     prob = program.problem
     start = time.perf_counter()
@@ -140,13 +151,22 @@ def _run_once(program: Program, name: str, verbose: bool, retry: bool, info: dic
     stats = prob.solver_stats
     solve_s = stats.solve_time if stats and stats.solve_time is not None else None
     compile_s = getattr(prob, "compilation_time", None)
-    info.update({
+    record.update({
         "name": name,
         "compile_seconds": program.build_seconds + (compile_s or 0.0),
         "solve_seconds": solve_s if solve_s is not None else elapsed - (compile_s or 0.0),
         "solver_status": prob.status,
     })
     return None
+
+
+def parameter_map(program: Program) -> object | None:
+    """The parameter-to-data map cvxpy cached for ``program`` at its first solve (None before,
+    and for a program without Parameters): while it stays the same object, re-targeted solves
+    reuse it instead of canonicalising the program again. cvxpy keeps it in a private cache,
+    which this module alone reads (as it reads the solver cache for the bounds)."""
+    cache = getattr(program.problem, "_cache", None)
+    return None if cache is None else getattr(cache, "param_prog", None)
 
 
 def _lp_snapshot(program: Program, retry: bool):
@@ -173,93 +193,104 @@ def _conic_dual_bound(program: Program, name: str) -> float | None:
     return bound if np.isfinite(bound) else None
 
 
-def _claims_no_optimum(program: Program, name: str, verbose: bool, info: dict, messages: list) -> bool:
+def _claims_no_optimum(program: Program, name: str, verbose: bool, record: dict, messages: list) -> str:
     """After an "infeasible" or "unbounded" verdict. For an always-feasible program (one
     data-independent design satisfies every notion) or an unbounded claim (the objectives are
     bounded on row-stochastic matrices) it is a numerical failure: an LP is solved once more
-    with other settings, and True is returned if that found an optimum. For other programs, an LP's infeasibility is
-    reported ("infeasible" in ``info``) only when the solver's dual ray is a Farkas
-    certificate on the data (:meth:`LPSnapshot.proves_infeasible`)."""
+    with other settings, and "solved" is returned if that found an optimum. For other programs,
+    an LP's infeasibility is reported ("infeasible") only when the solver's dual ray is a
+    Farkas certificate on the data (:meth:`LPSnapshot.proves_infeasible`). Otherwise
+    "failed", with the reason in ``messages``."""
     prob = program.problem
     verdict = prob.status
     if name != "HIGHS":
         messages.append(f"{name}: claimed {verdict}, not checked")
-        return False
+        return "failed"
     for retry in (False, True):
         if retry:
-            error = _run_once(program, name, verbose, True, info)
+            error = _run_once(program, name, verbose, True, record)
             if error is None and prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                info["retried"] = f"{verdict} at first; solved again with {HIGHS_RETRY}"
-                return True
+                record["retried"] = f"{verdict} at first; solved again with {HIGHS_RETRY}"
+                return "solved"
             if error is not None:
                 break
         if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not program.feasible_by_design:
             snapshot = _lp_snapshot(program, retry)
             if snapshot is not None and snapshot.proves_infeasible():
-                info.update({"status": "infeasible", "infeasibility_proven": True})
-                return False
+                return "infeasible"
     why = ("the problem is feasible by construction (a data-independent design satisfies every notion)"
            if program.feasible_by_design else "no certificate confirms it")
     messages.append(f"{name}: claimed {verdict}, but {why}")
-    return False
+    return "failed"
 
 
-def run_solver(program: Program, solver: str, verbose: bool = False, limits: Limits | None = None):
-    """Run the solver(s); returns (raw matrices or None, info dict with status and times).
+def run_solver(program: Program, solver: str, verbose: bool = False,
+               limits: Limits | None = None) -> tuple[dict | None, SolverOutcome]:
+    """Run the solver(s): (raw matrices or None, :class:`SolverOutcome`).
 
     Values and bounds are in the objective's units (the program minimises objective /
-    ``program.scale``). After an optimum, info["_lp"] holds the standard-form data and duals
-    for :meth:`Problem.finish` to prove a bound (:mod:`lp_bound`, :mod:`conic_bound`), and
-    info["objective"] the solver's own value (a conic solver's dual objective).
+    ``program.scale``). After an optimum the outcome's ``bound`` is the solver's own value (a
+    conic solver's dual objective) and its ``proof`` the standard-form data and duals from
+    which :meth:`Problem.finish` proves a bound (:mod:`lp_bound`, :mod:`conic_bound`).
 
     With ``limits``, each solver run gets the time that is left; a run stopped by it returns
     its last point (certified by the caller) with status "time-limit"."""
     order = _solver_order(program, check_solver(solver))
-    info: dict = {"compile_seconds": program.build_seconds}
+    record: dict = {"compile_seconds": program.build_seconds}
     messages: list[str] = []
     for name in order:
         if limits is not None and limits.time_limit is not None:
             if limits.expired():
-                info.update({"status": TIME_LIMIT, "name": name, "message": "no time left for the solver"})
-                return None, info
+                record["name"] = name
+                return None, _outcome(program, TIME_LIMIT, record, "no time left for the solver")
             program.time_limit = limits.remaining()
-        error = _run_once(program, name, verbose, False, info)
+        error = _run_once(program, name, verbose, False, record)
         if error is not None:
             messages.append(error)
             continue
         prob = program.problem
         if prob.status == cp.USER_LIMIT:
-            values = {k: v.value for k, v in program.variables.items()}
-            info.update({"status": TIME_LIMIT, "message": f"{name} stopped at the time limit"})
-            if prob.value is None or any(v is None for v in values.values()):
-                return None, info
-            return values, info
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
-                if not _claims_no_optimum(program, name, verbose, info, messages):
-                    if info.get("status") == "infeasible":
-                        return None, info
-                    continue
-        values = {k: v.value for k, v in program.variables.items()}
-        if prob.value is None or any(v is None for v in values.values()):
+            return _values(program), _outcome(program, TIME_LIMIT, record, f"{name} stopped at the time limit")
+        if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+            verdict = _claims_no_optimum(program, name, verbose, record, messages)
+            if verdict == "infeasible":
+                return None, _outcome(program, "infeasible", record, infeasibility_proven=True)
+            if verdict != "solved":
+                continue
+        values = _values(program)
+        if values is None:
             messages.append(f"{name}: status {prob.status}, no solution")
             continue
-        info["objective"] = float(prob.value) * program.scale
-        if name == "HIGHS":
-            snapshot = _lp_snapshot(program, "retried" in info)
-            if snapshot is not None:
-                info["_lp"] = (snapshot, program.scale)
-        else:
-            dual = _conic_dual_bound(program, name)
-            info["objective"] = dual * program.scale if dual is not None else info["objective"]
-            snapshot = conic_snapshot(prob, name)
-            if snapshot is not None:
-                info["_lp"] = (snapshot, program.scale)
-        info["status"] = "optimal"
-        return values, info
-    info.update({"status": "failed", "message": "; ".join(messages) or "no solver produced a solution"})
-    info.setdefault("name", order[-1])
-    return None, info
+        return values, _optimum(program, name, record)
+    record.setdefault("name", order[-1])
+    return None, _outcome(program, "failed", record, "; ".join(messages) or "no solver produced a solution")
+
+
+def _values(program: Program) -> dict[str, np.ndarray] | None:
+    """The matrix variables' values, or None when the solver left any (or the value) unset."""
+    values = {k: v.value for k, v in program.variables.items()}
+    if program.problem.value is None or any(v is None for v in values.values()):
+        return None
+    return values
+
+
+def _outcome(program: Program, status: str, record: dict, message: str = "", **fields) -> SolverOutcome:
+    """The outcome of the general route, its record saying whether the program was relaxed."""
+    return SolverOutcome(status, {**record, "relaxed": program.relaxed}, message, **fields)
+
+
+def _optimum(program: Program, name: str, record: dict) -> SolverOutcome:
+    """The outcome of a run that ended optimal: the solver's value as its bound (a conic
+    solver's dual objective when it reports one) and the data to prove a bound from."""
+    prob = program.problem
+    bound = float(prob.value) * program.scale
+    if name == "HIGHS":
+        proof = _lp_snapshot(program, "retried" in record)
+    else:
+        dual = _conic_dual_bound(program, name)
+        bound = dual * program.scale if dual is not None else bound
+        proof = conic_snapshot(prob, name)
+    return _outcome(program, "optimal", record, bound=bound, proof=proof, scale=program.scale)
 
 
 def _solver_order(program: Program, solver: str) -> list[str]:

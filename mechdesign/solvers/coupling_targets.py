@@ -21,6 +21,7 @@ from mechdesign.core.limits import relative_gap
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy.target import ApproximateKnowledge, Target
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.transport.coupling_kernel import dense, mechanism_from_coupling
 
@@ -117,7 +118,7 @@ def solve_targets(problem, limits=None):
     Σ_s of :func:`proven_context_bound` with g = w_s v_s, v_s the transport potentials over Y,
     summed by math.fsum less 2u Σ_s |bound_s| (proven, ``"bound_proven": True``); when it is
     not within half the problem's gap tolerance of Σ_s w_s ⟨γ_s, L⟩ the solver declines and the
-    problem goes on to the general route. Returns (raw matrices, info).
+    problem goes on to the general route. Returns (raw matrices, :class:`SolverOutcome`).
     """
     from mechdesign.transport.coupling import coupling
 
@@ -137,9 +138,8 @@ def solve_targets(problem, limits=None):
     bound = math.fsum(bounds) - 2 * _U * math.fsum(np.abs(bounds))  # the sum rounded down
     if relative_gap(value, bound, problem.objective_scale()) > problem.gap_tolerance / 2:
         raise SolverDeclined(f"the potentials prove only {bound!r} against {value!r}")
-    info = {"status": "optimal", "name": "coupling", "compile_seconds": 0.0, "solve_seconds": elapsed,
-            "objective": bound, "bound_proven": True}
-    return raw, info
+    record = {"name": "coupling", "compile_seconds": 0.0, "solve_seconds": elapsed}
+    return raw, SolverOutcome("optimal", record, bound=bound, bound_proven=True)
 
 
 def applies(problem) -> str | None:

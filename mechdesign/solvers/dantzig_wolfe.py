@@ -321,16 +321,16 @@ def metric_by_rays(problem, limits=None):
     # ones (a tolerance of 1e-4 and up) stop as soon as the bound is within 90 % of it
     gap = 0.9 * tolerance if tolerance > 10 * EXACT_GAP else max(min(tolerance / 10, 1e-6), 1e-9)
     path: list[str] = []
-    found = solve_contexts(problem, lambda key, cost: _solve_general(cost, distances, notion, points, gap,
-                                                                     0.5 * tolerance, limits, path),
-                           NAME, time.perf_counter() - start, limits=limits)
-    found[1]["path"] = path
+    raw, outcome = solve_contexts(problem, lambda key, cost: _solve_general(cost, distances, notion, points, gap,
+                                                                            0.5 * tolerance, limits, path),
+                                  NAME, time.perf_counter() - start, limits=limits)
+    outcome = outcome.recording(path=path)
     if any(p.startswith("lazy pairs") for p in path):
-        found[1]["name"] = f"{NAME}, then lazy pair constraints"
+        outcome = outcome.recording(name=f"{NAME}, then lazy pair constraints")
     if small and relative_gap(
-            problem.objective.value(found[0]), found[1]["objective"], problem.objective_scale()) > tolerance:
+            problem.objective.value(raw), outcome.bound, problem.objective_scale()) > tolerance:
         raise SolverDeclined("a small problem whose gap the rays did not close (the plain LP finishes it)")
-    return found
+    return raw, outcome
 
 
 SOLVER = SpecialSolver(NAME, applies, metric_by_rays)

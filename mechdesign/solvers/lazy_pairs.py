@@ -228,11 +228,10 @@ def metric_by_lazy_pairs(problem, limits=None):
     tries first and itself switches here when it stalls) declined the problem."""
     notion = problem.privacy[0]
     pairs = (notion.i, notion.j, notion.d)
-    found = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits,
-                                                                  repair=repairer(notion)),
-                           NAME, limits=limits)
-    found[1]["path"] = ["lazy pairs: the ray solver declined this problem"]
-    return found
+    raw, outcome = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits,
+                                                                         repair=repairer(notion)),
+                                  NAME, limits=limits)
+    return raw, outcome.recording(path=["lazy pairs: the ray solver declined this problem"])
 
 
 SOLVER = SpecialSolver(NAME, applies, metric_by_lazy_pairs)

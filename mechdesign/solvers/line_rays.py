@@ -299,9 +299,8 @@ def metric_line_by_rays(problem, limits=None):
         found.matrix = found.matrix[position_of]
         return found
 
-    solved = solve_contexts(problem, solve_one, NAME, limits=limits)
-    solved[1]["path"] = path
-    return solved
+    raw, outcome = solve_contexts(problem, solve_one, NAME, limits=limits)
+    return raw, outcome.recording(path=path)
 
 
 SOLVER = SpecialSolver(NAME, applies, metric_line_by_rays)

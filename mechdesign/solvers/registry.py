@@ -6,7 +6,8 @@ a :class:`SpecialSolver`:
 
 * ``applies(problem) -> None | str``: None when the solver takes the problem, otherwise the
   reason it does not (one short clause, shown by ``mechdesign solve --explain``);
-* ``solve(problem, limits) -> (raw matrices, info)``: the design, or :class:`SolverDeclined`
+* ``solve(problem, limits) -> (raw matrices, SolverOutcome)``: the design and how the solve
+  ended (:class:`~mechdesign.solvers.outcome.SolverOutcome`), or :class:`SolverDeclined`
   with the reason when it cannot prove an optimum after all (the problem then goes on to the
   next solver, and finally to the general route).
 
@@ -21,6 +22,10 @@ from dataclasses import dataclass
 
 from mechdesign.core.errors import ProblemError
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.outcome import SolverOutcome
+
+#: what a special solver returns: the raw matrices by mechanism key, and how the solve ended
+Solved = tuple[dict, SolverOutcome]
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,11 @@ class SpecialSolver:
 
     name: str
     applies: Callable[[object], str | None]
-    solve: Callable[[object, object], tuple[dict, dict]]
+    solve: Callable[[object, object], Solved]
 
 
-def attempt(solver: SpecialSolver, problem, limits) -> tuple[tuple[dict, dict] | None, dict]:
-    """Try one solver: (its (raw, info) or None, the record of what happened). A ProblemError
+def attempt(solver: SpecialSolver, problem, limits) -> tuple[Solved | None, dict]:
+    """Try one solver: (its (raw, outcome) or None, the record of what happened). A ProblemError
     (bad input) propagates; any other exception only declines: a special solver's trouble must
     not stop the solve."""
     try:
@@ -55,8 +60,8 @@ def attempt(solver: SpecialSolver, problem, limits) -> tuple[tuple[dict, dict] |
     return found, {"solver": solver.name, "applies": True, "outcome": "solved"}
 
 
-def run_special_solvers(problem, limits, solvers) -> tuple[tuple[dict, dict] | None, list[dict]]:
-    """Try ``solvers`` in order until one solves the problem: (its (raw, info) or None, the
+def run_special_solvers(problem, limits, solvers) -> tuple[Solved | None, list[dict]]:
+    """Try ``solvers`` in order until one solves the problem: (its (raw, outcome) or None, the
     records of every solver tried). The solvers after the one that solved are listed as not
     tried, so that the record explains the whole order."""
     records: list[dict] = []

@@ -53,6 +53,7 @@ from mechdesign.solvers.highs_model import (
     quiet_model,
     run_to_optimum,
 )
+from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.predicates import one_notion_of
 from mechdesign.solvers.registry import SpecialSolver
 from mechdesign.solvers.staircase_pricing import Priced, pricing_for, zonotope_vertex_sets
@@ -238,20 +239,20 @@ def applies(problem) -> str | None:
     return None
 
 
-def solve_staircase(problem, limits: Limits | None = None) -> tuple[dict, dict]:
-    """(raw, info) for :meth:`Problem.finish`: the staircase optimum, its value and its
-    proven upper bound ``objective`` (see the module docstring)."""
+def solve_staircase(problem, limits: Limits | None = None) -> tuple[dict, SolverOutcome]:
+    """(raw, outcome) for :meth:`Problem.finish`: the staircase optimum and its proven upper
+    bound (see the module docstring)."""
     begin = time.perf_counter()
     epsilon = problem.privacy[0].epsilon
     diagonal = problem.outputs.same_as(problem.inputs)
     found, record = generate_columns(problem.objective, epsilon, len(problem.outputs),
                                      gap_target=0.5 * problem.gap_tolerance, limits=limits, diagonal=diagonal)
-    info = {"status": TIME_LIMIT if found.stopped else "optimal", "name": NAME, "compile_seconds": 0.0,
-            "solve_seconds": time.perf_counter() - begin, "objective": found.bound, "bound_proven": True,
-            "rounds": found.rounds, "columns": found.columns, **record}
+    entries = {"name": NAME, "compile_seconds": 0.0, "solve_seconds": time.perf_counter() - begin,
+               "rounds": found.rounds, "columns": found.columns, **record}
     if limits is not None and limits.history:
-        info["progress"] = list(limits.history)
-    return {"default": found.matrix}, info
+        entries["progress"] = list(limits.history)
+    status = TIME_LIMIT if found.stopped else "optimal"
+    return {"default": found.matrix}, SolverOutcome(status, entries, bound=found.bound, bound_proven=True)
 
 
 def refusal(objective, chosen: str, attempts: list[dict]) -> tuple[str, bool]:
