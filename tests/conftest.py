@@ -1,8 +1,13 @@
 import warnings
+from pathlib import Path
 
 import pytest
 
 warnings.filterwarnings("ignore", module="cvxpy")
+
+# The shipped problem files, found from this file rather than the current folder, so that the
+# tests pass wherever pytest is started.
+PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
 
 @pytest.fixture

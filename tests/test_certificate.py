@@ -11,6 +11,8 @@ from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, DistP, MetricPrivacy, Side
 from mechdesign.privacy.certify import certify
+from tests.conftest import PROBLEMS
+from tests.strategies import lattice_points, loss_matrices, probability_vectors
 
 
 def brute_force_dprivacy_level(k, d):
@@ -31,18 +33,24 @@ def brute_force_dprivacy_level(k, d):
     return worst
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.integers(2, 6), st.floats(0.05, 3.0), st.integers(0, 10**6),
-       st.sampled_from(["absolute", "euclidean", "manhattan", "discrete"]))
-def test_random_metric_designs_pass_an_independent_audit(n, eps, seed, kind):
-    rng = np.random.default_rng(seed)
+@st.composite
+def metric_design_cases(draw):
+    """Distinct points (on a line, or on a small plane lattice where distances tie), a metric
+    and a prior."""
+    n = draw(st.integers(2, 6))
+    kind = draw(st.sampled_from(["absolute", "euclidean", "manhattan", "discrete"]))
     if kind == "absolute":
-        dom = Domain.from_points(np.sort(rng.choice(50, size=n, replace=False)).astype(float))
+        points = np.sort(draw(lattice_points(n, 1, side=50)).ravel())
     else:
-        dom = Domain.from_points(rng.integers(0, 5, size=(n, 2)) + rng.random((n, 2)))
-    metric = Metric(kind)
+        points = draw(lattice_points(n, 2, side=11, step=0.5))
+    return Domain.from_points(points), Metric(kind), draw(probability_vectors(n))
+
+
+@settings(max_examples=20, deadline=None)
+@given(metric_design_cases(), st.floats(0.05, 3.0))
+def test_random_metric_designs_pass_an_independent_audit(case, eps):
+    dom, metric, prior = case
     d = metric.distances(dom)
-    prior = rng.dirichlet(np.ones(n))
     result = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
                      objective=ExpectedLoss(d, {"default": prior}), gap_tolerance=1e-3).solve()
     assert result.status == "optimal"
@@ -50,12 +58,18 @@ def test_random_metric_designs_pass_an_independent_audit(n, eps, seed, kind):
     assert np.allclose(result.mechanism.matrix.sum(axis=1), 1, atol=1e-12)
 
 
+@st.composite
+def ldp_design_cases(draw):
+    """A prior and a loss matrix on k values."""
+    k = draw(st.integers(2, 6))
+    return draw(probability_vectors(k)), draw(loss_matrices(k, k))
+
+
 @settings(max_examples=20, deadline=None)
-@given(st.integers(2, 6), st.floats(0.0, 3.0), st.integers(0, 10**6))
-def test_random_ldp_designs_pass_an_independent_audit(k, eps, seed):
-    rng = np.random.default_rng(seed)
-    prior = rng.dirichlet(np.ones(k))
-    loss = rng.random((k, k))
+@given(ldp_design_cases(), st.floats(0.0, 3.0))
+def test_random_ldp_designs_pass_an_independent_audit(case, eps):
+    prior, loss = case
+    k = prior.size
     result = Problem(inputs=Domain.from_size(k), privacy=[LDP(eps)],
                      objective=ExpectedLoss(loss, {"default": prior})).solve()
     assert result.status == "optimal"
@@ -106,7 +120,7 @@ def test_distp_failure_is_repaired_by_mixing_and_never_reported_broken():
 
 def test_distp_optimum_is_no_worse_than_ldp_at_same_epsilon():
     # ε-LDP implies ε-DistP for every pair (Theorem 1 with D∞), so DistP is a relaxation
-    problem = mechdesign.load_problem("problems/distp-two-sources.toml")
+    problem = mechdesign.load_problem(PROBLEMS / "distp-two-sources.toml")
     distp = problem.solve()
     problem.privacy = [LDP(problem.privacy[0].epsilon)]
     ldp = problem.solve()

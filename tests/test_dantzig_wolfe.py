@@ -11,23 +11,37 @@ from mechdesign.privacy import MetricPrivacy
 from mechdesign.solvers import cone_pricing, dantzig_wolfe, symmetry
 from mechdesign.solvers.line_rays import LinePricing
 from mechdesign.solvers.ray_master import capped_sum
+from tests.strategies import lattice_points, loss_matrices, probability_vectors, vectors
+
+
+@st.composite
+def line_cases(draw):
+    """Distinct points on a line in any order, a positive prior, and (when not monotone) a
+    matrix of distinct positive losses; monotone cases are evenly spaced with loss |x − y|.
+    Zero prior masses and tied losses, which a continuous draw never gives, are left out:
+    on such degenerate LPs (a face of optima) the plain LP's design is only within its gap
+    tolerance (1e-6) of the optimum, looser than the comparison below."""
+    n = draw(st.integers(2, 14))
+    monotone = draw(st.booleans())
+    if monotone:  # the Ghosh–Roughgarden–Sundararajan setting: evenly spaced, loss |x − y|
+        points = np.arange(n, dtype=float) * draw(st.sampled_from([0.1, 1.0, 3.0]))
+    else:
+        scale = draw(st.sampled_from([0.1, 1.0]))
+        points = np.sort(draw(lattice_points(n, 1, side=40)).ravel()) * scale
+    points = points[draw(st.permutations(range(n)))]  # inputs in any order
+    loss = None if monotone else draw(loss_matrices(n, n, distinct=True))
+    return points, loss, draw(probability_vectors(n, positive=True))
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(2, 14), st.floats(0.05, 3.0), st.integers(0, 10**6), st.booleans())
-def test_line_rays_equal_the_plain_lp_for_any_prior_spacing_and_loss(n, eps, seed, monotone):
-    rng = np.random.default_rng(seed)
-    spacing = rng.choice([0.1, 1.0, 3.0])
-    if monotone:  # the Ghosh–Roughgarden–Sundararajan setting: evenly spaced, loss |x − y|
-        points = np.arange(n, dtype=float) * spacing
-    else:
-        points = np.sort(rng.choice(40, size=n, replace=False)).astype(float) * rng.choice([0.1, 1.0])
-    rng.shuffle(points)  # inputs in any order
+@given(line_cases(), st.floats(0.05, 3.0))
+def test_line_rays_equal_the_plain_lp_for_any_prior_spacing_and_loss(case, eps):
+    points, loss, prior = case
     dom = Domain.from_points(points)
     metric = Metric("absolute")
-    loss = metric.distances(dom) if monotone else rng.random((n, n))
+    loss = metric.distances(dom) if loss is None else loss
     problem = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
-                      objective=ExpectedLoss(loss, {"default": rng.dirichlet(np.ones(n))}))
+                      objective=ExpectedLoss(loss, {"default": prior}))
     ours = problem.solve()
     # (the rays may hand a problem to the full LP when they cannot certify it: still equal)
     plain = problem.solve(solver="highs")
@@ -87,6 +101,7 @@ def general_instance(kind: str, seed: int, eps: float | None = None) -> Problem:
                    objective=ExpectedLoss(d, {"default": rng.dirichlet(np.ones(len(dom)))}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["HiGHS Dantzig-Wolfe (cone rays)",
                                    "HiGHS Dantzig-Wolfe (cone rays), then lazy pair constraints"])
 @pytest.mark.parametrize("kind,seed", GENERAL)
@@ -105,6 +120,7 @@ def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points
     assert ours.certificate[0].holds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,seed", GENERAL)
 def test_rays_close_the_gap_at_small_epsilon(kind, seed, monkeypatch):
     """Small ε·radius: few columns carry weight, the master is degenerate and its duals swing;
@@ -176,6 +192,7 @@ def test_an_asymmetric_prior_leaves_only_the_identity():
     assert found_symmetry(grid_instance(6, 6, rng.dirichlet(np.ones(36)))).order == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows,eps", [(6, 0.8), (7, 1.3)])
 def test_symmetric_rays_equal_the_plain_lp(rows, eps, monkeypatch):
     """Prior symmetric about the centre (not uniform): the master keeps one row per orbit and
@@ -195,8 +212,8 @@ def test_symmetric_rays_equal_the_plain_lp(rows, eps, monkeypatch):
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10**6), st.floats(0.3, 3.0))
-def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
+@given(vectors(25, -4.0, 4.0), st.floats(0.3, 3.0))
+def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(a, eps):
     """ConePricing reports the bound its duals prove, never above the true box minimum over
     its (relaxed) cone, and equal to it when the simplex is exact (scipy's LP as reference)."""
     from scipy.optimize import linprog
@@ -205,7 +222,6 @@ def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(seed, eps):
     notion = problem.privacy[0]
     d = notion.metric.distances(notion.domain)
     pricing = cone_pricing.ConePricing(25, (notion.i, notion.j, d[notion.i, notion.j]), eps, initial=2.0)
-    a = np.random.default_rng(seed).normal(size=25)
     value, _ = pricing.price(a)
     assert pricing.width == 25  # no chained far pair at these distances
     rows = np.arange(pricing.ri.size)

@@ -3,7 +3,6 @@ independent high-precision oracle (mpmath at 60 digits, plain rounding, no inter
 
 from __future__ import annotations
 
-import glob
 import math
 from fractions import Fraction
 
@@ -33,9 +32,10 @@ from mechdesign.privacy import (
 from mechdesign.privacy.audit import audit
 from mechdesign.privacy.exact.arith import dyadic, exact_vecmat, float_down, float_up
 from mechdesign.privacy.exact.divergence_notions import divergence_bounds
+from tests.conftest import PROBLEMS
 
 mpmath.mp.dps = 60
-PROBLEMS = sorted(glob.glob("problems/*.toml"))
+SHIPPED_PROBLEMS = sorted(PROBLEMS.glob("*.toml"))
 
 
 def krr(k: int, eps: float) -> np.ndarray:
@@ -48,7 +48,7 @@ def krr(k: int, eps: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # shipped problems: every returned mechanism is proven private
 
-@pytest.mark.parametrize("path", PROBLEMS, ids=lambda p: p.split("/")[-1])
+@pytest.mark.parametrize("path", SHIPPED_PROBLEMS, ids=lambda p: p.name)
 def test_shipped_problem_mechanisms_pass_the_exact_audit(path):
     problem = mechdesign.load_problem(path)
     if not problem.privacy:

@@ -22,13 +22,14 @@ from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.design.sweep import sweep
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, Side
 from mechdesign.privacy.ldp import LDP
+from tests.conftest import PROBLEMS
 
 HUGE = [35.0, 40.0, 50.0, 700.0]
 SWEEP = [1e-9, 1e-6, 0.1, 1.0, 8.0, 20.0, 35.0, 50.0, 700.0]
 
 
 def _file(name: str, **privacy) -> Problem:
-    with open(f"problems/{name}.toml", "rb") as fh:
+    with open(PROBLEMS / f"{name}.toml", "rb") as fh:
         data = tomllib.load(fh)
     data["privacy"][0].update(privacy)
     return mechdesign.problem_from_dict(data, name)

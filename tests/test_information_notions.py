@@ -155,7 +155,7 @@ def test_repair_mixes_a_leaky_matrix_into_compliance(notion):
 
 
 def test_cli_baseline_krr_is_calibrated_to_the_capacity_bound(run_cli):
-    code, out, _ = run_cli("solve", ROOT / "problems" / "information-capacity.toml", "--baseline", "krr",
+    code, out, _ = run_cli("solve", ROOT / "problems" / "information-capacity.toml", "--baselines", "krr",
                            "--json")
     assert code == 0
     data = json.loads(out)

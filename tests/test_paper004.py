@@ -10,6 +10,8 @@ from mechdesign import Domain, Problem
 from mechdesign.core.objectives import MaxOffDiagonal, off_diagonal_mask
 from mechdesign.mechanisms.randomized_response import krr, randomized_response
 from mechdesign.privacy import ProfilePrivacy
+from tests.conftest import PROBLEMS
+from tests.strategies import profile_lists
 
 
 def observation_10_bound(pi, pj, eps):
@@ -43,10 +45,10 @@ def test_identical_profiles_need_no_noise():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(2, 5), st.integers(2, 4), st.floats(0.05, 3.0), st.integers(0, 10**6))
-def test_theorem_9_ldp_mechanisms_are_profile_private(k, n_profiles, eps, seed):
-    rng = np.random.default_rng(seed)
-    profiles = {f"P{i}": rng.dirichlet(np.ones(k)) for i in range(n_profiles)}
+@given(profile_lists(counts=(2, 4), sizes=(2, 5)), st.floats(0.05, 3.0))
+def test_theorem_9_ldp_mechanisms_are_profile_private(profile_list, eps):
+    k, n_profiles = profile_list[0].size, len(profile_list)
+    profiles = {f"P{i}": p for i, p in enumerate(profile_list)}
     edges = [(f"P{i}", f"P{i + 1}") for i in range(n_profiles - 1)]
     mech = krr(k, eps).matrix
     audit = mechdesign.audit({name: mech for name in profiles}, ProfilePrivacy(eps, edges, profiles))
@@ -54,7 +56,7 @@ def test_theorem_9_ldp_mechanisms_are_profile_private(k, n_profiles, eps, seed):
 
 
 def test_categorical_chain_file_beats_krr_on_every_cost():
-    problem = mechdesign.load_problem("problems/categorical-chain.toml")
+    problem = mechdesign.load_problem(PROBLEMS / "categorical-chain.toml")
     result = problem.solve()
     assert result.status == "optimal"
     eps = problem.privacy[0].epsilon
@@ -64,7 +66,7 @@ def test_categorical_chain_file_beats_krr_on_every_cost():
 
 
 def test_bernoulli_chain_rr_is_feasible_so_design_is_no_worse():
-    problem = mechdesign.load_problem("problems/bernoulli-chain-6.toml")
+    problem = mechdesign.load_problem(PROBLEMS / "bernoulli-chain-6.toml")
     result = problem.solve()
     rr = randomized_response(problem.privacy[0].epsilon).matrix
     assert mechdesign.audit({k: rr for k in problem.keys}, problem.privacy[0]).holds

@@ -4,7 +4,6 @@ LP solver is run at deliberately loose dual tolerances, and it is within 1e-7 of
 at the package's own settings."""
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from mechdesign.design import resolve as resolve_module
 from mechdesign.solvers import convex_route as problem_module
 from mechdesign.solvers.highs_model import quiet_model
 from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
+from tests.conftest import PROBLEMS
 
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -147,7 +147,7 @@ def clarabel_optimum(problem: Problem) -> float:
 
 @pytest.mark.parametrize("name", GENERAL_ROUTE)
 def test_general_route_bound_on_shipped_problems(name):
-    problem = load_problem(f"problems/{name}.toml")
+    problem = load_problem(PROBLEMS / f"{name}.toml")
     result = problem.solve()
     assert result.solver["name"] == "HIGHS"  # the general LP route
     assert result.status == "optimal"
@@ -158,14 +158,14 @@ def test_general_route_bound_on_shipped_problems(name):
     assert result.objective - bound <= 1e-7 * abs(result.objective)
 
 
-LINEAR_SHIPPED = sorted(path.stem for path in Path("problems").glob("*.toml")
+LINEAR_SHIPPED = sorted(path.stem for path in PROBLEMS.glob("*.toml")
                         if load_problem(path).linear)
 
 
 @pytest.mark.parametrize("name", LINEAR_SHIPPED)
 def test_general_route_bound_on_every_linear_shipped_problem(name):
     # every shipped LP forced through the general route (solver "highs"), against Clarabel
-    problem = load_problem(f"problems/{name}.toml")
+    problem = load_problem(PROBLEMS / f"{name}.toml")
     result = problem.solve(solver="highs")
     assert result.status == "optimal" and result.solver["bound_proven"] is True
     optimum = clarabel_optimum(problem)
@@ -299,7 +299,7 @@ CONIC_SHIPPED = ["kl-distp", "mutual-information-skewed", "information-capacity"
 
 
 def tight_conic_optimum(name: str) -> float:
-    program = load_problem(f"problems/{name}.toml").compile()
+    program = load_problem(PROBLEMS / f"{name}.toml").compile()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # at 1e-12 Clarabel may call its (accurate) answer inaccurate
         program.problem.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
@@ -309,7 +309,7 @@ def tight_conic_optimum(name: str) -> float:
 @pytest.mark.parametrize("name", CONIC_SHIPPED)
 def test_conic_bound_on_shipped_problems(name):
     # exponential-cone programs: the bound from Clarabel's dual moved into the dual cone
-    problem = load_problem(f"problems/{name}.toml")
+    problem = load_problem(PROBLEMS / f"{name}.toml")
     result = problem.solve()
     assert result.solver["name"] == "CLARABEL" and result.status == "optimal"
     assert result.solver["bound_proven"] is True
@@ -324,7 +324,7 @@ def test_conic_bound_holds_at_loose_solver_tolerances(monkeypatch):
                         {"CLARABEL": {"tol_gap_abs": 1e-3, "tol_gap_rel": 1e-3, "tol_feas": 1e-3, "max_iter": 8}})
     overshoots = 0
     for name in CONIC_SHIPPED[:3]:
-        result = load_problem(f"problems/{name}.toml").solve()
+        result = load_problem(PROBLEMS / f"{name}.toml").solve()
         optimum = tight_conic_optimum(name)
         proven = result.solver.get("proven_bound", result.solver.get("bound"))
         assert proven is not None and proven <= optimum + 1e-12

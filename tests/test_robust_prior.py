@@ -255,3 +255,13 @@ def test_compare_shows_the_robust_design_next_to_the_nominal_optimal_one():
                                privacy=[mechdesign.LDP(1.0)]).solve()
     assert nominal.nominal_loss == pytest.approx(plain.objective, rel=1e-9)
     assert rows["krr"].nominal_loss is not None and rows["krr"].objective >= robust.objective - 1e-9
+
+
+def test_the_robust_priors_suite_runs_and_its_facts_hold(tmp_path):
+    from mechdesign.bench import run_suite
+
+    data, _report = run_suite("robust-priors", out=tmp_path, quick=True)
+    assert data["all_checks_hold"], data["checks"]
+    rows = data["results"]
+    ball = [r for r in rows if r["radius"] > 0]
+    assert ball and all(r["robust_worst"] < r["nominal_worst"] for r in ball)  # robustness buys something

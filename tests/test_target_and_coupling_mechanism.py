@@ -5,7 +5,6 @@ knowledge in problem files (Theorem 3), and bad input."""
 import csv
 import json
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +19,7 @@ from mechdesign.mechanisms.coupling_mechanism import coupling_mechanism
 from mechdesign.privacy import LDP, ApproximateKnowledge, DivergenceDistP, Side, Target
 from mechdesign.solvers.coupling_targets import applies, solve_targets
 from mechdesign.transport.coupling_kernel import mechanism_from_coupling
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import PROBLEMS
 
 
 def transport_lp(a, b, cost):
@@ -49,7 +47,7 @@ def expected_loss(lam, k, cost):
 def test_fig2_example_coupling_mechanism():
     """Example 2: 0.1 of λ[2] = 0.5 moves to 1 and 0.2 to 3; input 2 goes to 1 w.p. 20 %, to 3
     w.p. 40 %; cost 0.1 + 0.2 = 0.3; the output distribution is μ."""
-    result = mechdesign.load_problem(ROOT / "problems/coupling-fig2.toml").solve()
+    result = mechdesign.load_problem(PROBLEMS / "coupling-fig2.toml").solve()
     assert result.status == "optimal" and result.solver["name"] == "coupling"
     assert result.objective == pytest.approx(0.3, abs=1e-12)
     k = result.mechanisms["lambda"].matrix
@@ -191,17 +189,17 @@ def test_free_target_is_a_w1_barycenter(seed):
 
 
 def test_shipped_barycenter_problem():
-    result = mechdesign.load_problem(ROOT / "problems/coupling-barycenter.toml").solve()
+    result = mechdesign.load_problem(PROBLEMS / "coupling-barycenter.toml").solve()
     assert result.status == "optimal"
     assert result.objective == pytest.approx(1.0, abs=1e-9)   # W1(P, Q) / 2 = 2.0 / 2
 
 
 def test_approximate_knowledge_problem_reports_theorem3_bounds():
-    problem = mechdesign.load_problem(ROOT / "problems/coupling-approximate.toml")
+    problem = mechdesign.load_problem(PROBLEMS / "coupling-approximate.toml")
     result = problem.solve()
     assert result.status == "optimal" and result.solver["name"] == "coupling"
     line = next(a for a in result.certificate if a.notion == "approximate-knowledge")
-    data = tomllib.loads((ROOT / "problems/coupling-approximate.toml").read_text())["distributions"]
+    data = tomllib.loads((PROBLEMS / "coupling-approximate.toml").read_text())["distributions"]
     eps = max(np.max(np.abs(np.log(np.array(data[a])) - np.log(np.array(data[b]))))
               for a, b in (("north_estimate", "north"), ("south_estimate", "south")))
     assert line.detail["knowledge_epsilon"] == pytest.approx(eps, rel=1e-12)
@@ -227,7 +225,7 @@ def test_approximate_knowledge_audit_fails_when_a_mechanism_is_not_a_coupling_me
 
 
 def test_airports_coupling_special_solver_equals_the_lp():
-    problem = mechdesign.load_problem(ROOT / "problems/airports-coupling.toml")
+    problem = mechdesign.load_problem(PROBLEMS / "airports-coupling.toml")
     special = problem.solve()
     lp = problem.solve(solver="highs")
     assert special.status == lp.status == "optimal"
@@ -237,10 +235,10 @@ def test_airports_coupling_special_solver_equals_the_lp():
 
 
 def test_airports_data_file_matches_the_problem_files():
-    with open(ROOT / "problems/data/airports-tx-ok.csv", newline="") as fh:
+    with open(PROBLEMS / "data/airports-tx-ok.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     for name in ("airports-coupling", "airports-distp"):
-        data = tomllib.loads((ROOT / f"problems/{name}.toml").read_text())
+        data = tomllib.loads((PROBLEMS / f"{name}.toml").read_text())
         assert data["inputs"]["labels"] == [r["cell"] for r in rows]
         assert data["inputs"]["points"] == [[float(r["lat"]), float(r["lon"])] for r in rows]
         for state in ("TX", "OK"):
@@ -250,13 +248,13 @@ def test_airports_data_file_matches_the_problem_files():
 
 
 def test_airports_kl_distp_problem_solves_with_a_holding_certificate():
-    result = mechdesign.load_problem(ROOT / "problems/airports-distp.toml").solve()
+    result = mechdesign.load_problem(PROBLEMS / "airports-distp.toml").solve()
     assert result.status == "optimal" and result.solver["name"] == "CLARABEL"
     assert result.certificate[0].achieved["epsilon"] <= 0.05 + 1e-9
 
 
 def test_cli_json_for_a_coupling_problem(run_cli):
-    code, out, err = run_cli("solve", ROOT / "problems/coupling-fig2.toml", "--json")
+    code, out, err = run_cli("solve", PROBLEMS / "coupling-fig2.toml", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["status"] == "optimal" and data["solver"]["name"] == "coupling"
