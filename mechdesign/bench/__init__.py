@@ -11,7 +11,7 @@ Python::
     from mechdesign.bench import run_suite
     from mechdesign.bench.executor import make_executor
     with make_executor(workers=2) as ex:
-        data = run_suite("profile-privacy", out="bench-results", quick=True, executor=ex)
+        data, report = run_suite("profile-privacy", out="bench-results", quick=True, executor=ex)
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ SUITES: dict[str, tuple[str, str]] = {
                               ("Kairouz, Oh and Viswanath, “Extremal Mechanisms for Local Differential Privacy”, "
                                "NeurIPS 2014: mutual information under ε-LDP by staircases, k ≤ 50, against kRR "
                                "and the binary mechanism")),
+    "robust-priors": ("mechdesign.bench.robust_priors",
+                      "ε-LDP designs robust over a total-variation ball of priors around an estimate, against the "
+                      "design optimal for the estimate alone"),
     "shuffle": ("mechdesign.bench.shuffle", "central ε of designed matrices: shuffled reports (k = 1000, n = 10^8), T = 1000 repeated reports (k = 100), ε against n for the optimal design vs k-ary RR"),
 }
 
