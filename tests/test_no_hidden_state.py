@@ -290,3 +290,13 @@ def test_one_set_of_notions_in_two_problems_solved_interleaved_or_apart_gives_th
         assert [a.requested for a in result.certificate] == [a.requested for a in alone_plain.certificate]
     assert parametric == pytest.approx([alone_parametric] * len(eps), rel=1e-9)
     assert notion_states(plain) == before
+
+
+@pytest.mark.parametrize("name", ["coupling-barycenter", "coupling-fig2", "airports-coupling"])
+def test_solving_and_certifying_leave_the_notions_as_they_were(name):
+    # the certificate's repair of a target (free or fixed) must not remember what it matched
+    problem = load_problem(PROBLEMS / f"{name}.toml")
+    before = notion_states(problem)
+    result = problem.solve()
+    assert result.holds
+    assert notion_states(problem) == before

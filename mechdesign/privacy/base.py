@@ -96,9 +96,10 @@ class Notion:
         other.epsilon = check_epsilon(epsilon)
         return other
 
-    def neutral_row(self, n_outputs: int) -> np.ndarray | None:
+    def neutral_row(self, n_outputs: int, mechs: Mapping[str, np.ndarray] | None = None) -> np.ndarray | None:
         """Output distribution of a data-independent mechanism that satisfies this notion with
-        zero leakage, mixed in as a last-resort repair (None: any such row will do)."""
+        zero leakage, mixed in as a last-resort repair of ``mechs`` (the matrices being repaired,
+        when there are any); None: any such row will do."""
         return None
 
 

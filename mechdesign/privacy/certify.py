@@ -33,9 +33,13 @@ def audit_all(notions: Sequence[Notion], mechs: Mapping[str, np.ndarray]) -> lis
     return [n.audit({k: mechs[k] for k in n.keys(list(mechs))}) for n in notions]
 
 
-def neutral_row(notions: Sequence[Notion], n_outputs: int) -> np.ndarray:
+def neutral_row(notions: Sequence[Notion], n_outputs: int,
+                mechs: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """The row of the data-independent design every notion accepts (the first notion that
+    needs a particular one decides; else uniform), for the matrices ``mechs`` if given."""
     for n in notions:
-        row = n.neutral_row(n_outputs)
+        keyed = None if mechs is None else {k: mechs[k] for k in n.keys(list(mechs)) if k in mechs}
+        row = n.neutral_row(n_outputs, keyed)
         if row is not None:
             return np.asarray(row, dtype=float)
     return np.full(n_outputs, 1.0 / n_outputs)
@@ -57,7 +61,7 @@ def certify(notions: Sequence[Notion], raw: Mapping[str, np.ndarray]) -> tuple[d
         if all(a.holds for a in audits):
             return mechs, audits, notes
     # last resort: mix with a data-independent mechanism, smallest weight that makes all hold
-    row = neutral_row(notions, next(iter(mechs.values())).shape[1])
+    row = neutral_row(notions, next(iter(mechs.values())).shape[1], mechs)
 
     def holds(t):
         return all(a.holds for a in audit_all(notions, mix(mechs, row, t)))

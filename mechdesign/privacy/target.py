@@ -72,7 +72,6 @@ class Target(Notion):
                                key="distribution")
         self.label = label if distribution is not None else FREE
         self.given_weights = weights
-        self.found: np.ndarray | None = self.mu
         self.contexts = None
         if contexts is None:  # the problem's contexts, filled in by bind
             return
@@ -148,15 +147,19 @@ class Target(Notion):
         the freed row mass (Σd = Σe = 1 − Σ min(c, μ)). Rows with λ_s[x] = 0 are untouched.
         """
         mu = self.target_of(mechs)
-        self.found = mu
         out = {}
         for s, lam in self.contexts.items():
             out[s] = match_target(mechs[s], lam, mu)
         return out
 
-    def neutral_row(self, n_outputs: int) -> np.ndarray | None:
-        if self.found is not None and self.found.size == n_outputs:
-            return self.found
+    def neutral_row(self, n_outputs: int, mechs: Mapping[str, np.ndarray] | None = None) -> np.ndarray | None:
+        """μ for a fixed target; for a free one the mean output of the matrices being repaired
+        (which the contexts must all meet), or None without matrices (any common row will do)."""
+        if not self.free:
+            return self.mu if self.mu.size == n_outputs else None
+        if mechs:
+            mu = self.target_of(mechs)
+            return mu if mu.size == n_outputs else None
         return None
 
 
