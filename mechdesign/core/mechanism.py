@@ -13,8 +13,14 @@ from mechdesign.core.errors import ProblemError
 STOCHASTIC_TOL = 1e-9
 
 
+def sum_tolerance(n: int) -> float:
+    """How far from 1 the sum of ``n`` probabilities may be: STOCHASTIC_TOL per entry, the one
+    rule for every distribution mechdesign reads (problem files and Python alike)."""
+    return STOCHASTIC_TOL * max(int(n), 1)
+
+
 def check_distribution(vector: Any, n: int | None = None, what: str = "distribution") -> np.ndarray:
-    """Validate a probability vector (non-negative, finite, sums to 1 within 1e-9)."""
+    """Validate a probability vector (non-negative, finite, sums to 1 within :func:`sum_tolerance`)."""
     try:
         v = np.asarray(vector, dtype=float)
     except (TypeError, ValueError):
@@ -27,8 +33,8 @@ def check_distribution(vector: Any, n: int | None = None, what: str = "distribut
         raise ProblemError(f"{what} must contain finite numbers, got {v.tolist()}")
     if np.any(v < 0):
         raise ProblemError(f"{what} must be non-negative, got {v.tolist()}")
-    if abs(v.sum() - 1.0) > STOCHASTIC_TOL:
-        raise ProblemError(f"{what} must sum to 1 (within 1e-9), sums to {v.sum():.12g}")
+    if abs(v.sum() - 1.0) > sum_tolerance(v.size):
+        raise ProblemError(f"{what} must sum to 1 (within {sum_tolerance(v.size):g}), sums to {v.sum():.12g}")
     return v
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.mechanism import sum_tolerance
 from mechdesign.core.metrics import Metric
 
 #: the mechanism key of a problem with one shared mechanism
@@ -82,6 +83,6 @@ def probabilities(value: Any, n: int, key: str, per: str = "input") -> np.ndarra
     if np.any(p < 0):
         i = int(np.flatnonzero(p < 0)[0])
         raise ProblemError(f"expected non-negative probabilities, got {p[i]:g} at position {i}", key=key)
-    if abs(p.sum() - 1.0) > 1e-9 * max(n, 1):
+    if abs(p.sum() - 1.0) > sum_tolerance(n):
         raise ProblemError(f"expected probabilities summing to 1, they sum to {p.sum():.12g}", key=key)
     return p
