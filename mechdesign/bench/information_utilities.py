@@ -19,7 +19,7 @@ before its first instance (recorded as ``warm_up_seconds``).
 
 Facts checked: every design certified ε-LDP; every instance optimal within the tolerance; the
 optimum at least k-ary RR's and the binary mechanism's; k = 20 solved exactly within 10 s and
-k = 50 with a proven gap <= 1 % within 2 minutes (the issue's targets).
+k = 50 with a proven gap <= 1 % within 2 minutes (the targets this suite measures).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ DESCRIPTION = ("Kairouz, Oh and Viswanath, “Extremal Mechanisms for Local Diff
 
 #: the binary mechanism's best split is found exactly (meet in the middle) up to this many inputs
 EXACT_SPLIT_UP_TO = 40
-#: seconds an instance may take (the issue's target for k = 50)
+#: seconds an instance may take (the target for k = 50)
 TIME_LIMIT = 120.0
 #: the targets: k = 20 exact within this many seconds; k = 50 within the gap in TIME_LIMIT
 TARGET_K20_SECONDS = 10.0
