@@ -24,6 +24,8 @@ LP's bound holds for the full LP), and ``stopped=True``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
@@ -133,6 +135,27 @@ class PairRowsModel:
         return float(excess.max()), top[violated], outputs[violated]
 
 
+class Method:
+    """Which HiGHS method solves the next lazy LP: the interior-point method with crossover
+    from scratch, or the dual simplex warm-started from the last basis. The first LP is solved
+    by the former; afterwards the next one uses whichever took less time the last time each
+    was run (the dual simplex while it has not been timed yet)."""
+
+    def __init__(self):
+        self.interior, self.seconds = True, {"ipm": None, "simplex": None}
+
+    def apply(self, h) -> None:
+        h.setOptionValue("solver", "ipm" if self.interior else "simplex")
+        h.setOptionValue("presolve", "on" if self.interior else "off")
+
+    def observe(self, h, seconds: float) -> None:
+        """Record how long the solve just run took; choose (and set) the next one's method."""
+        self.seconds["ipm" if self.interior else "simplex"] = seconds
+        ipm, simplex = self.seconds["ipm"], self.seconds["simplex"]
+        self.interior = simplex is not None and simplex > ipm
+        self.apply(h)
+
+
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
                  repair=None) -> ContextSolution:
@@ -165,15 +188,16 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     last = None
     # the first LP from scratch by the interior-point method with crossover (10 × 10 grid at
     # ε = 0.1: 3.6 s against 29 s by the dual simplex, which stalls on its degeneracy); the
-    # re-solves after adding rows by the dual simplex from the basis
-    h.setOptionValue("solver", "ipm")
-    h.setOptionValue("presolve", "on")
+    # re-solves after adding rows by the dual simplex from the basis, for as long as such a
+    # re-solve takes less time than the interior-point solve of the whole LP did (measured as
+    # the solve runs: when many rows bind, as on a grid at small ε, the warm start stops paying)
+    method = Method()
+    method.apply(h)
     for rounds in range(1, max_rounds + 1):
         give_time(h, limits)
+        started = time.perf_counter()
         solved = run_to_optimum(h)
-        if rounds == 1:
-            h.setOptionValue("solver", "simplex")
-            h.setOptionValue("presolve", "off")
+        method.observe(h, time.perf_counter() - started)
         if not solved:
             if limits is not None and limits.expired():
                 return _better(last, incumbent, cost, repair, rounds - 1, h.getNumRow() - n)
