@@ -10,7 +10,7 @@ import numpy as np
 
 from mechdesign.core import preview
 from mechdesign.core.domain import Domain
-from mechdesign.core.errors import ProblemError
+from mechdesign.core.errors import ProblemError, float_array
 
 if TYPE_CHECKING:  # networkx is imported where graph metrics use it
     import networkx as nx
@@ -78,13 +78,8 @@ class Metric:
             return value
         if isinstance(value, str):
             return cls(value)
-        try:
-            matrix = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            matrix = None
-        if matrix is None or matrix.ndim != 2:
-            raise ProblemError(f"expected a Metric, a metric kind ({', '.join(METRIC_KINDS)}) or a "
-                               f"square matrix of distances, got {value!r}", key="metric")
+        matrix = float_array(value, 2, f"a Metric, a metric kind ({', '.join(METRIC_KINDS)}) or a square matrix "
+                             "of distances", "metric")
         return cls("matrix", matrix=matrix)
 
     def __repr__(self) -> str:

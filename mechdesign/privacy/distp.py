@@ -17,7 +17,7 @@ import numpy as np
 
 from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
-from mechdesign.core.errors import ProblemError
+from mechdesign.core.errors import ProblemError, float_array
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.setting import Setting, probabilities
 from mechdesign.core.tables import read_name_pairs
@@ -302,13 +302,8 @@ def side_pairs(pairs: Any) -> list[tuple[SideLike, SideLike]]:
 def _side(value: Any, name: str, t: int) -> SideLike:
     if isinstance(value, (Side, str)):
         return value
-    try:
-        dist = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        dist = None
-    if dist is None or dist.ndim != 1:
-        raise ProblemError(f"each side of pair {t} must be a distribution (a vector of probabilities), "
-                           f"a Side or a context name, got {value!r}", key="pairs")
+    dist = float_array(value, 1, f"each side of pair {t} to be a distribution (a vector of probabilities), "
+                       "a Side or a context name", "pairs")
     return Side(name, dist)
 
 

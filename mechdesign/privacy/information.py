@@ -28,7 +28,7 @@ import numpy as np
 
 from mechdesign.core import preview
 from mechdesign.core.audit_record import AUDIT_TOL, Audit
-from mechdesign.core.errors import ProblemError
+from mechdesign.core.errors import ProblemError, float_array
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.setting import DEFAULT, Setting, probabilities
 from mechdesign.core.tables import is_number_list, read_distribution, read_matrix, read_number
@@ -460,13 +460,8 @@ def prior_table(priors: Mapping[str, Any] | Any) -> tuple[dict[str, np.ndarray] 
         if not priors:
             raise ProblemError("needs a prior", key="prior")
         return {str(k): np.asarray(v, dtype=float) for k, v in priors.items()}, False
-    try:
-        pi = np.asarray(priors, dtype=float)
-    except (TypeError, ValueError):
-        pi = None
-    if pi is None or pi.ndim != 1:
-        raise ProblemError(f"expected a prior (a vector of probabilities) or a mapping from mechanism "
-                           f"key to prior, got {priors!r}", key="prior")
+    pi = float_array(priors, 1, "a prior (a vector of probabilities) or a mapping from mechanism key to prior",
+                     "prior")
     return {DEFAULT: pi}, True
 
 
