@@ -59,6 +59,23 @@ def test_lazy_pairs_bound_is_proven_and_tight(seed):
     assert found.bound == pytest.approx(optimum, rel=1e-7)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_lazy_pairs_split_far_pairs_into_links_exactly(seed):
+    # ε = 16 on the unit square: εd reaches ~20, so the pairs farther apart than 0.75 enter the lazy
+    # LP as two links through an auxiliary entry; the optimum and its proven bound must still
+    # be those of the all-pairs LP with every pair in one row
+    rng = np.random.default_rng(200 + seed)
+    cost, (i, j, d) = random_metric_instance(rng, 10)
+    eps = 16.0
+    linked = (eps * d > lazy_pairs.LINK_MAX_EXPONENT) & (eps * d <= lazy_pairs.MAX_LOG_COEFFICIENT)
+    assert linked.any()
+    optimum = all_pairs_design(cost, i, j, np.exp(eps * d))
+    found = lazy_pairs.solve_lazily(cost, (i, j, d), eps)
+    assert found.bound <= optimum + 1e-12
+    assert found.bound == pytest.approx(optimum, rel=1e-7)
+    assert found.objective == pytest.approx(optimum, rel=1e-7)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_lazy_pairs_bound_holds_when_the_simplex_stops_early(monkeypatch, seed):
     # a dual feasibility tolerance of 0.02 lets HiGHS stop at a suboptimal vertex: its objective

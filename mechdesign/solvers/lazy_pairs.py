@@ -30,6 +30,7 @@ import numpy as np
 
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
+from mechdesign.solvers.cone_pricing import PRICING_MAX_EXPONENT
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import (
     INF,
@@ -52,6 +53,8 @@ VIOLATION = 1e-10
 NEIGHBOURS = 5
 #: at most this many violated pairs per output and round (the most violated first)
 PER_OUTPUT = 100
+#: a pair row never carries a coefficient above e^this: farther pairs are split in two links
+LINK_MAX_EXPONENT = PRICING_MAX_EXPONENT
 
 
 def _nearest_pairs(i: np.ndarray, j: np.ndarray, d: np.ndarray, n: int, k: int) -> np.ndarray:
@@ -98,12 +101,20 @@ def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, round
 
 class PairRowsModel:
     """The lazy LP in highspy: the entries of K (costs ``cost``), the rows summing to 1, and the
-    pair rows K[i, y] − e^{ε d} K[j, y] <= 0 added so far (``active``, pair × output)."""
+    pair rows K[i, y] − e^{ε d} K[j, y] <= 0 added so far (``active``, pair × output).
+
+    A pair whose coefficient exceeds e^LINK_MAX_EXPONENT enters as two rows through an
+    auxiliary entry t >= 0 of cost 0: K[i, y] <= e^{εd/2} t and t <= e^{εd/2} K[j, y] — exactly
+    the pair's constraint (t = e^{−εd/2} K[i, y] is feasible when it holds), with no coefficient
+    above e^{MAX_LOG_COEFFICIENT/2}. With coefficients up to e^20 in single rows HiGHS ended
+    "unknown" on 100 random points at ε = 2. Since that t is at most 1, the bounds on the box
+    [0, 1] stay valid for the auxiliary entries too."""
 
     def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray):
         n, m = cost.shape
         size = n * m
         self.i, self.j, self.coef, self.m = i, j, coef, m
+        self.linked = coef > np.exp(LINK_MAX_EXPONENT)
         self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
         self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
                        np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
@@ -113,9 +124,22 @@ class PairRowsModel:
 
     def add(self, p: np.ndarray, y: np.ndarray) -> None:
         """Rows for the pairs ``p`` at the outputs ``y`` (arrays of the same length)."""
-        k, m = p.size, self.m
-        index = np.column_stack([self.i[p] * m + y, self.j[p] * m + y]).ravel().astype(np.int32)
-        values = np.column_stack([np.ones(k), -self.coef[p]]).ravel()
+        m = self.m
+        long = self.linked[p]
+        left, right, coef = self.i[p] * m + y, self.j[p] * m + y, self.coef[p].copy()
+        if long.any():  # K[i, y] <= r t and t <= r K[j, y] with r = e^{εd/2}
+            count = int(long.sum())
+            first = self.h.getNumCol()
+            self.h.addCols(count, np.zeros(count), np.zeros(count), np.full(count, INF), 0,
+                           np.zeros(count, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
+            t = np.arange(first, first + count)
+            r = np.sqrt(coef[long])
+            left = np.concatenate([left[~long], left[long], t])
+            right = np.concatenate([right[~long], t, right[long]])
+            coef = np.concatenate([coef[~long], r, r])
+        k = left.size
+        index = np.column_stack([left, right]).ravel().astype(np.int32)
+        values = np.column_stack([np.ones(k), -coef]).ravel()
         self.h.addRows(k, np.full(k, -INF), np.zeros(k), 2 * k, np.arange(0, 2 * k, 2, dtype=np.int32),
                        index, values)
         self.active[p, y] = True
@@ -207,7 +231,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         # the bound its row duals prove on the relaxed LP (a relaxation's bound holds for the
         # full LP): on the box 0 <= K <= 1 that every row-stochastic K lies in, and keeping the
         # rows' simplices (tighter when many reduced costs sit within HiGHS's tolerance)
-        bound = max(highs_model_bound(h, upper=1.0), row_simplex_bound(h, n, m))
+        bound = max(highs_model_bound(h, upper=1.0), row_simplex_bound(h, n, m, upper=1.0))
         bound = float(np.nextafter(bound * unit, -np.inf))  # rounded down
         last = (np.maximum(K, 0.0), value, min(bound, value))
         worst, p, y = model.most_violated(K)

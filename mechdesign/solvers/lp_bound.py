@@ -262,7 +262,7 @@ def highs_model_bound(h, upper: float = np.inf) -> float:
                             np.asarray(lp.col_lower_, float), np.minimum(np.asarray(lp.col_upper_, float), upper))
 
 
-def row_simplex_bound(h, blocks: int, width: int) -> float:
+def row_simplex_bound(h, blocks: int, width: int, upper: float = np.inf) -> float:
     """The safe Lagrangian bound of a solved highspy model whose first ``blocks`` rows make each
     of ``blocks`` consecutive runs of ``width`` non-negative columns sum to 1 (the rows of a
     row-stochastic matrix) and whose other rows are dualised with their row duals.
@@ -271,11 +271,14 @@ def row_simplex_bound(h, blocks: int, width: int) -> float:
     Σ_x min_y r[x, y] with r = c − Aᵀy over the other rows: each run contributes the least of its
     reduced costs instead of the sum of all negative ones over the box [0, 1], so HiGHS's
     reduced-cost tolerance enters once per run rather than once per column. Round-off is
-    enclosed as in :func:`lagrangian_bound`. Only for models with exactly blocks × width columns.
+    enclosed as in :func:`lagrangian_bound`. Columns after the blocks × width (auxiliary
+    entries, not in any simplex row) count on the box [0, ``upper``] (a bound some optimal
+    solution satisfies); with ``upper`` infinite the model must have no such columns.
     −inf without valid duals."""
     solution = h.getSolution()
     lp = h.getLp()
-    if not solution.dual_valid or lp.num_col_ != blocks * width:
+    size = blocks * width
+    if not solution.dual_valid or lp.num_col_ < size or (lp.num_col_ > size and not np.isfinite(upper)):
         return -np.inf
     matrix = lp.a_matrix_
     parts = (np.asarray(matrix.value_, float), np.asarray(matrix.index_), np.asarray(matrix.start_))
@@ -293,7 +296,10 @@ def row_simplex_bound(h, blocks: int, width: int) -> float:
     c = np.asarray(lp.col_cost_, float)
     residual = c - A.T @ y
     radius = (np.diff(A.indptr) + 2) * EPS * (np.abs(c) + abs(A).T @ np.abs(y)) * 1.01
-    least = (residual - radius).reshape(blocks, width).min(axis=1)
+    low = residual - radius
+    least = low[:size].reshape(blocks, width).min(axis=1)
+    if lp.num_col_ > size:  # auxiliary entries in [0, upper]: each adds min(0, r)·upper
+        least = np.append(least, np.minimum(low[size:], 0.0) * upper)
     if not np.all(np.isfinite(least)):
         return -np.inf
     total = float(row_terms.sum() + least.sum())
