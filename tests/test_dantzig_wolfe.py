@@ -240,3 +240,35 @@ def test_an_approximate_run_stops_within_its_tolerance_and_brackets_the_optimum(
     assert exact.status == approx.status == "optimal" and approx.holds
     assert approx.solver["gap"] <= 0.05
     assert approx.solver["bound"] <= exact.objective * (1 + 1e-9) <= approx.objective * (1 + 1e-9)
+
+
+def test_a_lazy_lp_that_fails_leaves_the_rays_design_not_the_dense_lp(monkeypatch):
+    """Rays that stall hand over to the lazy-pairs LP; when that LP ends without an optimum the
+    rays' certified design is kept with its proven bound (and the trouble is in the path),
+    instead of the whole problem falling through to the dense LP."""
+    from mechdesign.solvers.contexts import ContextSolution
+    from mechdesign.solvers.highs_model import SolverDeclined
+
+    problem = general_instance("euclidean", 0)
+    optimum = problem.solve(solver="highs").objective
+    cost = problem.objective.cost("default") / problem.objective.magnitude()
+    k = np.zeros(cost.shape)
+    k[:, int(np.argmin(cost.sum(axis=0)))] = 1.0  # a constant design: private at every level
+    value = float((cost * k).sum())
+    stalled_with = ContextSolution(k, value, float(cost.min(axis=1).sum()), 3, 1)
+
+    def stall(cost, *args, **kwargs):
+        raise dantzig_wolfe.RaysStalled("stalled (test)", stalled_with)
+
+    def fail(*args, **kwargs):
+        raise SolverDeclined("a lazy-pairs LP ended Unknown (test)")
+
+    monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
+    monkeypatch.setattr(dantzig_wolfe, "solve_lazily", fail)
+    monkeypatch.setattr(dantzig_wolfe, "GENERAL_MIN_INPUTS", 2)  # not "small": no plain-LP rescue
+    result = problem.solve()
+    assert result.solver["name"].startswith("HiGHS Dantzig-Wolfe (cone rays)")
+    assert any("ended Unknown (test)" in step for step in result.solver["path"])
+    assert result.holds and result.status != "optimal"
+    assert result.objective == pytest.approx(value * problem.objective.magnitude(), rel=1e-9)
+    assert result.solver["bound"] <= optimum <= result.objective

@@ -279,8 +279,12 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
             return best
         if cost.size <= LAZY_MAX_ENTRIES:
             path.append("lazy pairs: the rays stalled and the LP with lazy pair rows is affordable")
-            return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
-                                incumbent=stalled.solution, repair=repairer(notion))
+            try:
+                return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
+                                    incumbent=stalled.solution, repair=repairer(notion))
+            except SolverDeclined as declined:  # keep the rays' certified design, not a dense LP
+                path.append(f"lazy pairs: {declined.reason}; the rays' best design with its proven bound")
+                return stalled.solution
         path.append("cone rays: best design with its proven bound (too large for the LP)")
         return stalled.solution
     note = "stopped at the time limit" if found.stopped else "gap closed"
