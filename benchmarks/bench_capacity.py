@@ -23,15 +23,11 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import queue as queue_module
-import sys
 import time
 import traceback
 from importlib import metadata
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
 from mechdesign.information.capacity import shannon_capacity

@@ -8,19 +8,15 @@ value is checked against the remapped truncated geometric mechanism (closed form
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from common import write_results
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import write_results  # noqa: E402
-
-from mechdesign import Domain, Metric, Problem  # noqa: E402
-from mechdesign.core.objectives import ExpectedLoss  # noqa: E402
-from mechdesign.privacy import LDP, MetricPrivacy  # noqa: E402
+from mechdesign import Domain, Metric, Problem
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.privacy import LDP, MetricPrivacy
 
 warnings.filterwarnings("ignore")
 

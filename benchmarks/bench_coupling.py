@@ -34,13 +34,10 @@ import tempfile
 import time
 import warnings
 from importlib import metadata
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
 from mechdesign.transport.coupling import coupling, coupling_certificate, wasserstein

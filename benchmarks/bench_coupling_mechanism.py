@@ -15,20 +15,17 @@ n = 1000, 2000 (special only: the LP has 3 n² variables).
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from common import write_results
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import write_results  # noqa: E402
-
-import mechdesign  # noqa: E402
-from mechdesign import Domain, Problem  # noqa: E402
-from mechdesign.core.objectives import ExpectedLoss  # noqa: E402
-from mechdesign.privacy import Target  # noqa: E402
+import mechdesign
+from mechdesign import Domain, Problem
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.privacy import Target
 
 warnings.filterwarnings("ignore")
 ROOT = Path(__file__).resolve().parent.parent

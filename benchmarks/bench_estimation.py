@@ -24,14 +24,11 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, write_results
 
 import mechdesign

@@ -10,13 +10,10 @@ Writes benchmarks/results/scale_targets.json. The whole family sweep with growth
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import write_results  # noqa: E402
+from common import write_results
 
-from mechdesign.bench.isolate import run_isolated  # noqa: E402
+from mechdesign.bench.isolate import run_isolated
 
 TARGETS = [  # (instance, target seconds)
     ({"family": "ldp", "k": 300}, 20), ({"family": "ldp", "k": 1000}, 120),

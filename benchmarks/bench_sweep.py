@@ -15,14 +15,10 @@ expected loss has a column-generation solver). Three points are re-solved indepe
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_results
 
 from mechdesign import Domain, Problem
