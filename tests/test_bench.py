@@ -251,7 +251,7 @@ def test_scale_quick_every_instance_isolated_certified_and_fitted(out):
     data = quick("scale", out, make_executor(workers=2))
     assert data["all_checks_hold"]
     rows = data["results"]["instances"]
-    assert {r["family"] for r in rows} == {"ldp", "dline", "grid", "profile", "coupling"}
+    assert {r["family"] for r in rows} == {"ldp", "dline", "grid", "profile", "coupling", "coupling2d"}
     for r in rows:
         assert r["status"] == "optimal" and r["certificate_holds"]
         assert r["isolation"]["peak_rss_mb"] > 0 and r["total_seconds"] > 0
@@ -259,6 +259,10 @@ def test_scale_quick_every_instance_isolated_certified_and_fitted(out):
     by = {(r["family"], r["label"]): r for r in rows}
     # d-privacy on 20 points of a line, ε = 1: 0.7836114955 (remapped truncated geometric)
     assert by[("dline", "n = 20")]["objective"] == pytest.approx(0.7836114955, abs=1e-9)
+    # couplings in the plane: equal to POT's emd2 where POT is installed, else at least the
+    # Kantorovich–Rubinstein bound (the suite's own check compares; here: that it was computed)
+    plane = [r for r in rows if r["family"] == "coupling2d"]
+    assert all(r["reference"]["kind"].startswith(("= POT", ">= Kantorovich")) for r in plane)
     for fam, e in data["results"]["growth_exponents"].items():
         assert e["finished"] == 2 and e["exponent"] is not None, fam
 
