@@ -172,10 +172,15 @@ def basis_duals(h, a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray
     solved in double precision: λ = 0 on basic rows, and the reduced cost a_x + (Bᵀλ)_x = 0 on
     every basic column x (a sparse square system). None when the basis is not square or the
     system is singular."""
-    basis = h.getBasis()
-    basic = highspy.HighsBasisStatus.kBasic
-    cols = np.array([s == basic for s in basis.col_status])
-    rows = np.flatnonzero([s != basic for s in basis.row_status])
+    status, order = h.getBasicVariables()  # per basis position: column x >= 0, or row r as −(r + 1)
+    order = np.asarray(order)
+    if status != highspy.HighsStatus.kOk or order.size != h.getNumRow():
+        return None
+    cols = np.zeros(a.size, dtype=bool)
+    cols[order[order >= 0]] = True
+    nonbasic = np.ones(order.size, dtype=bool)
+    nonbasic[-order[order < 0] - 1] = False
+    rows = np.flatnonzero(nonbasic)
     if cols.sum() != rows.size:
         return None
     lam = np.zeros(i.size)
