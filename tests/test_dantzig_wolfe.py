@@ -276,14 +276,14 @@ def test_a_lazy_lp_that_fails_leaves_the_rays_design_not_the_dense_lp(monkeypatc
 
 def test_pricing_order_is_a_permutation_that_does_not_change_the_optimum():
     rng = np.random.default_rng(7)
-    dom = Domain.from_points(rng.random((40, 2)) * 3)
+    dom = Domain.from_points(rng.random((30, 2)) * 3)
     order = dantzig_wolfe.pricing_order(dom)
-    assert sorted(order.tolist()) == list(range(40))
+    assert sorted(order.tolist()) == list(range(30))
     assert dantzig_wolfe.pricing_order(Domain(tuple("abc"))) is None
     d = Metric("euclidean").distances(dom)
-    cost = d * rng.dirichlet(np.ones(40))[:, None]
-    i, j = np.nonzero(~np.eye(40, dtype=bool))
-    found = [dantzig_wolfe.solve_metric(cost, d, (i, j), 1.5, gap=1e-9, order=o) for o in (None, order, order[::-1])]
+    cost = d * rng.dirichlet(np.ones(30))[:, None]
+    i, j = np.nonzero(~np.eye(30, dtype=bool))
+    found = [dantzig_wolfe.solve_metric(cost, d, (i, j), 2.0, gap=1e-9, order=o) for o in (None, order, order[::-1])]
     values = [f.objective for f in found]
     assert max(values) - min(values) <= 1e-8 * values[0]
     assert all(f.bound <= min(values) + 1e-12 for f in found)
