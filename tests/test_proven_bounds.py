@@ -12,10 +12,10 @@ from scipy.optimize import linprog
 
 from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
+from mechdesign.design import resolve as resolve_module
 from mechdesign.design.spec import load_problem
 from mechdesign.privacy import LDP, MetricPrivacy
 from mechdesign.solvers import column_generation, lazy_pairs, line_rays, ray_master
-from mechdesign.design import resolve as resolve_module
 from mechdesign.solvers import convex_route as problem_module
 from mechdesign.solvers.highs_model import quiet_model
 from mechdesign.solvers.lp_bound import lagrangian_bound, propagate_box, proven_lp_bound
@@ -67,13 +67,37 @@ def test_lazy_pairs_split_far_pairs_into_links_exactly(seed):
     rng = np.random.default_rng(200 + seed)
     cost, (i, j, d) = random_metric_instance(rng, 10)
     eps = 16.0
-    linked = (eps * d > lazy_pairs.LINK_MAX_EXPONENT) & (eps * d <= lazy_pairs.MAX_LOG_COEFFICIENT)
+    linked = eps * d > lazy_pairs.LINK_MAX_EXPONENT
     assert linked.any()
     optimum = all_pairs_design(cost, i, j, np.exp(eps * d))
     found = lazy_pairs.solve_lazily(cost, (i, j, d), eps)
     assert found.bound <= optimum + 1e-12
     assert found.bound == pytest.approx(optimum, rel=1e-7)
     assert found.objective == pytest.approx(optimum, rel=1e-7)
+
+
+@pytest.mark.parametrize("eps", [24.0, 40.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_lazy_pairs_long_chains_agree_with_the_cone_rays(seed, eps):
+    # ε = 24 (40) on the unit square: εd reaches ~34 (~56), far pairs enter as chains of up to
+    # three (five) links; no plain LP takes such coefficients, so the second algorithm is the
+    # ray decomposition, whose rays are closed under the exact envelope (no pair rows at all)
+    from mechdesign.solvers import dantzig_wolfe
+
+    rng = np.random.default_rng(300 + seed)
+    cost, (i, j, d) = random_metric_instance(rng, 12)
+    assert (eps * d > 2 * lazy_pairs.LINK_MAX_EXPONENT).any()
+    found = lazy_pairs.solve_lazily(cost, (i, j, d), eps)
+    dist = np.zeros((12, 12))
+    dist[i, j] = d
+    try:
+        rays = dantzig_wolfe.solve_metric(cost, dist, (i, j), eps, gap=1e-9)
+    except dantzig_wolfe.RaysStalled as stalled:  # a design with the gap it proved
+        rays = stalled.solution
+    assert rays.objective - rays.bound <= 1e-6 * rays.objective
+    assert found.objective == pytest.approx(rays.objective, rel=1e-6)
+    assert found.bound <= rays.objective * (1 + 1e-12) and rays.bound <= found.objective * (1 + 1e-12)
+    assert found.objective - found.bound <= 1e-7 * found.objective
 
 
 @pytest.mark.parametrize("seed", range(4))

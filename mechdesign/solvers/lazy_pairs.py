@@ -10,11 +10,13 @@ once the solution satisfies every pair it is feasible, hence optimal for the ful
 
 This is exact and fast while |X|·|Y| is moderate (hundreds of inputs); small ε, where nearly all
 pairs interact and the ray decomposition (:mod:`dantzig_wolfe`) can tail off, is where it shines:
-the ray solver hands a design over when its gap stops shrinking. Pairs whose coefficient would
-exceed e^20 are never put into the model (HiGHS returns wrong optima with such coefficients); the
-certificate's envelope repair restores them, raising entries by at most e^{-20} times their row's
-largest entry. (Chaining them exactly, as the compiled notions do, made a 100-location haversine
-design 35 times slower for a value that differed by 1e-12.)
+the ray solver hands a design over when its gap stops shrinking. A pair whose coefficient
+exceeds e^12 enters as a chain of rows through auxiliary entries, none with a coefficient above
+e^12 (HiGHS returns wrong optima, or none, with coefficients near e^20). Pairs beyond e^60 are
+never put into the model; the certificate's envelope repair restores them, raising entries by at
+most e^{-60} times their row's largest entry. (Chaining every pair exactly, as the compiled
+notions do, made a 100-location haversine design 35 times slower; here only the chains of
+violated pairs enter.)
 
 Every LP solve runs under the time left. At the deadline the result is the better of a private
 incumbent (the ray solver's best design, or the best constant design) and the last relaxed
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import time
 
+import highspy
 import numpy as np
 
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
@@ -45,6 +48,7 @@ from mechdesign.solvers.predicates import (
     LAZY_MAX_ENTRIES,
     metric_off_the_line,
 )
+from mechdesign.solvers.ray_master import CHAIN_MAX_EXPONENT
 from mechdesign.solvers.registry import SpecialSolver
 
 #: a pair row is added when the solution violates it by more than this (K entries are <= 1)
@@ -84,7 +88,7 @@ def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, round
             stopped: bool = True) -> ContextSolution:
     """The relaxed optimum made private by ``repair`` when it is better than the ``incumbent``
     (a feasible design), else the incumbent; the better of both bounds either way. At the
-    deadline, and at the end too: the pairs beyond e^20 are left out of the model, and their
+    deadline, and at the end too: the pairs beyond e^60 are left out of the model, and their
     repair can cost more than the incumbent's own gap (without ``repair`` the relaxed
     optimum is taken as it is once it is final)."""
     bound = max(incumbent.bound, relaxed[2]) if relaxed is not None else incumbent.bound
@@ -103,40 +107,55 @@ class PairRowsModel:
     """The lazy LP in highspy: the entries of K (costs ``cost``), the rows summing to 1, and the
     pair rows K[i, y] − e^{ε d} K[j, y] <= 0 added so far (``active``, pair × output).
 
-    A pair whose coefficient exceeds e^LINK_MAX_EXPONENT enters as two rows through an
-    auxiliary entry t >= 0 of cost 0: K[i, y] <= e^{εd/2} t and t <= e^{εd/2} K[j, y] — exactly
-    the pair's constraint (t = e^{−εd/2} K[i, y] is feasible when it holds), with no coefficient
-    above e^{MAX_LOG_COEFFICIENT/2}. With coefficients up to e^20 in single rows HiGHS ended
-    "unknown" on 100 random points at ε = 2. Since that t is at most 1, the bounds on the box
-    [0, 1] stay valid for the auxiliary entries too."""
+    A pair whose coefficient e^{εd} exceeds e^LINK_MAX_EXPONENT enters as a chain of
+    k = ⌈εd / LINK_MAX_EXPONENT⌉ rows through k − 1 auxiliary entries t >= 0 of cost 0:
+    K[i, y] <= r t_1, t_1 <= r t_2, …, t_{k−1} <= r K[j, y] with r = e^{εd/k} — exactly the
+    pair's constraint (t_s = e^{−sεd/k} K[i, y] is feasible when it holds, and the chain implies
+    it), with no coefficient above e^LINK_MAX_EXPONENT. With coefficients up to e^20 in single
+    rows HiGHS ended "unknown" on 100 random points at ε = 2. Since those t are at most 1, the
+    bounds on the box [0, 1] stay valid for the auxiliary entries too.
+    """
 
     def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray):
         n, m = cost.shape
         size = n * m
         self.i, self.j, self.coef, self.m = i, j, coef, m
-        self.linked = coef > np.exp(LINK_MAX_EXPONENT)
+        self.links = np.maximum(np.ceil(np.log(coef) / LINK_MAX_EXPONENT), 1).astype(np.int64)
         self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
         self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
                        np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
         self.h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
                        np.arange(size, dtype=np.int32), np.ones(size))
         self.active = np.zeros((i.size, m), dtype=bool)
+        #: pairs beyond e^MAX_LOG_COEFFICIENT, checked only once ``reach`` is set (see solve_lazily)
+        self.far = np.log(coef) > MAX_LOG_COEFFICIENT
+        self.reach = False
 
     def add(self, p: np.ndarray, y: np.ndarray) -> None:
         """Rows for the pairs ``p`` at the outputs ``y`` (arrays of the same length)."""
         m = self.m
-        long = self.linked[p]
+        links = self.links[p]
+        long = links > 1
         left, right, coef = self.i[p] * m + y, self.j[p] * m + y, self.coef[p].copy()
-        if long.any():  # K[i, y] <= r t and t <= r K[j, y] with r = e^{εd/2}
-            count = int(long.sum())
+        if long.any():  # K[i, y] <= r t_1, t_1 <= r t_2, …, t_{k−1} <= r K[j, y], r = e^{εd/k}
+            k = links[long]
+            count = int((k - 1).sum())
             first = self.h.getNumCol()
             self.h.addCols(count, np.zeros(count), np.zeros(count), np.full(count, INF), 0,
                            np.zeros(count, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
-            t = np.arange(first, first + count)
-            r = np.sqrt(coef[long])
-            left = np.concatenate([left[~long], left[long], t])
-            right = np.concatenate([right[~long], t, right[long]])
-            coef = np.concatenate([coef[~long], r, r])
+            # chain c runs through the auxiliary entries start[c] .. start[c] + k[c] − 2
+            start = first + np.concatenate([[0], np.cumsum(k - 1)[:-1]])
+            chain = np.repeat(np.arange(k.size), k)
+            step = np.arange(k.sum()) - np.repeat(np.cumsum(k) - k, k)  # 0 .. k − 1 within a chain
+            tail = start[chain] + step  # the entry after link `step` (the last link ends at K[j, y])
+            head = start[chain] + step - 1  # the entry before it (the first link starts at K[i, y])
+            last = step == k[chain] - 1
+            link_left = np.where(step == 0, left[long][chain], head)
+            link_right = np.where(last, right[long][chain], tail)
+            r = np.exp(np.log(coef[long]) / k)[chain]
+            left = np.concatenate([left[~long], link_left])
+            right = np.concatenate([right[~long], link_right])
+            coef = np.concatenate([coef[~long], r])
         k = left.size
         index = np.column_stack([left, right]).ravel().astype(np.int32)
         values = np.column_stack([np.ones(k), -coef]).ravel()
@@ -150,6 +169,8 @@ class PairRowsModel:
         VIOLATION)."""
         excess = K[self.i] - self.coef[:, None] * K[self.j]
         excess[self.active] = 0.0
+        if not self.reach:
+            excess[self.far] = 0.0
         if not excess.size:
             return 0.0, np.array([], dtype=int), np.array([], dtype=int)
         k = min(PER_OUTPUT, excess.shape[0])
@@ -180,6 +201,21 @@ class Method:
         self.apply(h)
 
 
+def _run(h, method: Method) -> bool:
+    """Run the model to an optimum; when the chosen method ends without one, the other method
+    once, from scratch and with presolve (an imprecise interior point whose clean-up fails, or
+    a simplex lost on a badly scaled basis: seen with pairs near e^20 at ε = 40 on the unit
+    square). Whether the model is optimal; the chosen method's options are restored."""
+    if run_to_optimum(h):
+        return True
+    h.setOptionValue("solver", "simplex" if method.interior else "ipm")
+    h.setOptionValue("presolve", "on")
+    h.clearSolver()
+    h.run()
+    method.apply(h)
+    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
 def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
                  repair=None) -> ContextSolution:
@@ -192,11 +228,17 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     best constant design) and the last relaxed optimum made private by ``repair`` (a function
     K -> private K, or None; without one the incumbent), with the better bound, ``stopped=True``. Raises
     :class:`SolverDeclined` when HiGHS ends a round without an optimum before the deadline or
-    after ``max_rounds``."""
+    after ``max_rounds``.
+
+    Pairs with e^{εd} between e^20 and e^60 ask the LP to keep an entry e^−20 below its partner,
+    under HiGHS's tolerances (at ε = 40 on the unit square it ends "not set"). So the LP is first
+    solved without them; only if its optimum violates some, they are added (as chains) and the
+    LP solved on; should HiGHS then fail, the optimum without them is returned after the repair,
+    as when they are never needed."""
     n, m = cost.shape
     incumbent = incumbent if incumbent is not None else constant_design(cost)
     i, j, d = pairs
-    usable = epsilon * d <= MAX_LOG_COEFFICIENT
+    usable = epsilon * d <= CHAIN_MAX_EXPONENT
     i, j, d = i[usable], j[usable], d[usable]
     coef = np.exp(epsilon * d)
     # the LP works on costs in units of the incumbent's value when another solver found it
@@ -217,14 +259,17 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     # the solve runs: when many rows bind, as on a grid at small ε, the warm start stops paying)
     method = Method()
     method.apply(h)
+    settled = None  # the optimum without the far pairs, once they were found violated
     for rounds in range(1, max_rounds + 1):
         give_time(h, limits)
         started = time.perf_counter()
-        solved = run_to_optimum(h)
+        solved = _run(h, method)
         method.observe(h, time.perf_counter() - started)
         if not solved:
             if limits is not None and limits.expired():
                 return _better(last, incumbent, cost, repair, rounds - 1, h.getNumRow() - n)
+            if settled is not None:
+                return _better(settled, incumbent, cost, repair, rounds - 1, h.getNumRow() - n, stopped=False)
             raise SolverDeclined(f"a lazy-pairs LP ended {h.modelStatusToString(h.getModelStatus())}")
         K = np.asarray(h.getSolution().col_value)[:size].reshape(n, m)
         value = float((cost * np.maximum(K, 0.0)).sum())
@@ -237,6 +282,10 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         worst, p, y = model.most_violated(K)
         if limits is not None:
             limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
+        if worst <= VIOLATION and not model.reach and model.far.any():  # now the far pairs too
+            model.reach = True
+            worst, p, y = model.most_violated(K)
+            settled = last if worst > VIOLATION else None
         if worst <= VIOLATION:  # optimal for the pairs in the model
             return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n, stopped=False)
         if limits is not None and limits.expired():
