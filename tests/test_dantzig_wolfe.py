@@ -287,3 +287,25 @@ def test_pricing_order_is_a_permutation_that_does_not_change_the_optimum():
     values = [f.objective for f in found]
     assert max(values) - min(values) <= 1e-8 * values[0]
     assert all(f.bound <= min(values) + 1e-12 for f in found)
+
+
+@pytest.mark.parametrize("eps", [0.25, 1.0, 4.0])
+def test_line_rays_stuck_with_an_open_gap_finish_with_the_neighbour_pair_lp(eps, monkeypatch):
+    """Rays stopped after one round (as when their pricing finds nothing while the gap is open)
+    hand their design to the LP with the neighbour pair rows, which reaches the optimum of the
+    plain LP over every pair of points (scipy's HiGHS)."""
+    from mechdesign.solvers import line_rays
+    from tests.test_proven_bounds import all_pairs_design
+
+    n = 30
+    rng = np.random.default_rng(int(eps * 100))
+    monkeypatch.setattr(line_rays, "DENSE_ENTRIES", 0)  # no plain-LP rescue for this size
+    points = np.sort(rng.choice(80, n, replace=False)).astype(float) / 20  # ε·d <= 16: scipy takes it
+    cost = rng.random((n, n)) * rng.dirichlet(np.ones(n))[:, None]
+    path = []
+    found = line_rays.solve_line(cost, points, eps, max_rounds=1, path=path)
+    assert any(step.startswith("neighbour-pair LP") for step in path)
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    optimum = all_pairs_design(cost, i, j, np.exp(eps * np.abs(points[i] - points[j])))
+    assert found.objective == pytest.approx(optimum, rel=1e-7)
+    assert found.bound <= optimum * (1 + 1e-12)
