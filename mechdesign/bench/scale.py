@@ -30,8 +30,9 @@ the interpreter with the modules loaded), and an independent reference where one
 (k-ary RR's loss for LDP, the closed-form optimum for d-privacy on a line, the planar
 geometric's loss on grids, k-ary RR's largest off-diagonal for profiles, the closed-form W1 for
 couplings on the line; POT's ``emd2`` on the same plane instances up to 10^4 points where
-POT is installed, else the Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family, the growth exponent b of time ∝ size^b is fitted by least squares on the
-finished sizes (size = k, n, cells, P·C², points).
+POT is installed, else the Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family,
+the growth exponent b of time ∝ size^b is fitted by least squares on the finished sizes
+(size = k, n, cells, P·C², points).
 
 For timings on a shared machine run with ``--workers 1`` (one instance at a time).
 """
@@ -221,8 +222,13 @@ def _coupling(p: dict) -> dict:
     from mechdesign.transport.coupling import coupling
 
     lam, mu = _coupling_instance(p)
+    return _timed_coupling(lambda: coupling(lam, mu, "absolute", return_duals=True))
+
+
+def _timed_coupling(solve) -> dict:
+    """The record of one coupling: ``solve()`` returns (plan, certificate) and is timed."""
     start = time.perf_counter()
-    plan, cert = coupling(lam, mu, "absolute", return_duals=True)
+    plan, cert = solve()
     total = time.perf_counter() - start
     return {"status": "optimal" if cert.optimal else "failed", "objective": cert.primal, "total_seconds": total,
             "compile_seconds": 0.0, "solve_seconds": total, "solver": cert.method,
@@ -240,13 +246,7 @@ def _plane_coupling(p: dict) -> dict:
     from mechdesign.transport.coupling import coupling
 
     X, Y, lam, mu = _plane_instance(p)
-    start = time.perf_counter()
-    plan, cert = coupling(lam, mu, "euclidean", points_x=X, points_y=Y, return_duals=True)
-    total = time.perf_counter() - start
-    return {"status": "optimal" if cert.optimal else "failed", "objective": cert.primal, "total_seconds": total,
-            "compile_seconds": 0.0, "solve_seconds": total, "solver": cert.method,
-            "gap": cert.gap / max(abs(cert.primal), 1e-300), "certificate_holds": bool(cert.optimal),
-            "nonzeros": int(plan.nnz) if hasattr(plan, "nnz") else int(np.count_nonzero(plan))}
+    return _timed_coupling(lambda: coupling(lam, mu, "euclidean", points_x=X, points_y=Y, return_duals=True))
 
 
 #: POT's exact ``emd2`` needs the dense n × n cost matrix: compared up to this many points

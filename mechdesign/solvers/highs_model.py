@@ -7,6 +7,7 @@ import os
 import sys
 
 import highspy
+import numpy as np
 
 INF = highspy.kHighsInf
 #: the structured solvers' feasibility tolerances: their bounds and certificates are checked
@@ -89,3 +90,18 @@ def run_to_optimum(h: highspy.Highs) -> bool:
         h.clearSolver()
         h.run()
     return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
+def basic_columns(h: highspy.Highs) -> tuple[np.ndarray, np.ndarray] | None:
+    """The solved model's basis as (mask of its basic columns, mask of its basic rows), read in
+    one call (``getBasicVariables``: per basis position a column x >= 0 or a row r as −(r + 1));
+    None without a valid basis."""
+    status, order = h.getBasicVariables()
+    order = np.asarray(order)
+    if status != highspy.HighsStatus.kOk or order.size != h.getNumRow():
+        return None
+    columns = np.zeros(h.getNumCol(), dtype=bool)
+    columns[order[order >= 0]] = True
+    rows = np.zeros(order.size, dtype=bool)
+    rows[-order[order < 0] - 1] = True
+    return columns, rows

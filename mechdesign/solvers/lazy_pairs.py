@@ -57,7 +57,7 @@ VIOLATION = 1e-10
 NEIGHBOURS = 5
 #: at most this many violated pairs per output and round (the most violated first)
 PER_OUTPUT = 100
-#: a pair row never carries a coefficient above e^this: farther pairs are split in two links
+#: a pair row never carries a coefficient above e^this: farther pairs are split into chains
 LINK_MAX_EXPONENT = PRICING_MAX_EXPONENT
 
 
@@ -120,7 +120,8 @@ class PairRowsModel:
         n, m = cost.shape
         size = n * m
         self.i, self.j, self.coef, self.m = i, j, coef, m
-        self.links = np.maximum(np.ceil(np.log(coef) / LINK_MAX_EXPONENT), 1).astype(np.int64)
+        exponent = np.log(coef)
+        self.links = np.maximum(np.ceil(exponent / LINK_MAX_EXPONENT), 1).astype(np.int64)
         self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
         self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
                        np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
@@ -128,7 +129,7 @@ class PairRowsModel:
                        np.arange(size, dtype=np.int32), np.ones(size))
         self.active = np.zeros((i.size, m), dtype=bool)
         #: pairs beyond e^MAX_LOG_COEFFICIENT, checked only once ``reach`` is set (see solve_lazily)
-        self.far = np.log(coef) > MAX_LOG_COEFFICIENT
+        self.far = exponent > MAX_LOG_COEFFICIENT
         self.reach = False
 
     def add(self, p: np.ndarray, y: np.ndarray) -> None:

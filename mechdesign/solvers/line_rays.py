@@ -35,14 +35,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
-from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.highs_model import SolverDeclined, basic_columns
 from mechdesign.solvers.lazy_pairs import solve_lazily
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
 from mechdesign.solvers.ray_master import (
@@ -251,10 +250,8 @@ def _neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path) -
     i = np.concatenate([np.arange(n - 1), np.arange(1, n)])
     j = np.concatenate([np.arange(1, n), np.arange(n - 1)])
     d = np.abs(points[i] - points[j])
-    incumbent = ContextSolution(found.matrix, found.objective, found.bound, max(found.rounds, 1), found.columns,
-                                found.stopped)
     try:
-        lp = solve_lazily(cost, (i, j, d), epsilon, limits=limits, incumbent=incumbent)
+        lp = solve_lazily(cost, (i, j, d), epsilon, limits=limits, incumbent=found)
     except SolverDeclined as declined:
         if path is not None:
             path.append(f"neighbour-pair LP: {declined.reason}; the rays' design with its proven bound")
@@ -291,8 +288,8 @@ def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing
     """Σu + capped_sum(min(0, price(C − u))), a bound for any u, priced exactly at the duals of
     the master's basis recomputed with the full rays (Bᵀu = c_B): the master's own duals say
     nothing when the optimum is below TRUNCATE (two points at ε = 50: 1/(1 + e^50))."""
-    status = master.h.getBasis().col_status
-    basic = [t for t, s in enumerate(status) if s == highspy.HighsBasisStatus.kBasic]
+    basis = basic_columns(master.h)
+    basic = [] if basis is None else np.flatnonzero(basis[0]).tolist()
     if master.symmetry.order > 1 or len(basic) != master.n:
         return -np.inf
     rays = np.column_stack([master.rays[t] for t in basic])

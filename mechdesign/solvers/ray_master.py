@@ -35,7 +35,14 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mechdesign.solvers.highs_model import INF, checked, give_time, quiet_model, run_to_optimum
+from mechdesign.solvers.highs_model import (
+    INF,
+    basic_columns,
+    checked,
+    give_time,
+    quiet_model,
+    run_to_optimum,
+)
 from mechdesign.solvers.symmetry import Symmetry, trivial
 
 TRUNCATE = 1e-12
@@ -172,16 +179,11 @@ def basis_duals(h, a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray
     solved in double precision: λ = 0 on basic rows, and the reduced cost a_x + (Bᵀλ)_x = 0 on
     every basic column x (a sparse square system). None when the basis is not square or the
     system is singular."""
-    status, order = h.getBasicVariables()  # per basis position: column x >= 0, or row r as −(r + 1)
-    order = np.asarray(order)
-    if status != highspy.HighsStatus.kOk or order.size != h.getNumRow():
+    basis = basic_columns(h)
+    if basis is None:
         return None
-    cols = np.zeros(a.size, dtype=bool)
-    cols[order[order >= 0]] = True
-    nonbasic = np.ones(order.size, dtype=bool)
-    nonbasic[-order[order < 0] - 1] = False
-    rows = np.flatnonzero(nonbasic)
-    if cols.sum() != rows.size:
+    cols, rows = basis[0], np.flatnonzero(~basis[1])
+    if cols.size != a.size or cols.sum() != rows.size:
         return None
     lam = np.zeros(i.size)
     if rows.size == 0:
