@@ -241,8 +241,10 @@ class GroundCost:
         return GroundCost(self.kind, len(cx), len(cy), cx, cy)
 
     def restricted(self, r, c) -> GroundCost:
-        """The same cost on the rows r and the columns c (index arrays); self if all."""
-        if r.size == self.n and c.size == self.m:
+        """The same cost on the rows r and the columns c (index arrays, in that order; a
+        permutation reorders); self if they are all rows and columns in index order."""
+        if (r.size == self.n and c.size == self.m and np.array_equal(r, np.arange(self.n))
+                and np.array_equal(c, np.arange(self.m))):
             return self
         sub = GroundCost.__new__(GroundCost)
         sub.__dict__.update(self.__dict__)

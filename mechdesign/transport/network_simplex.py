@@ -43,7 +43,8 @@ The algorithm, written from those descriptions:
   arc's direction. This is Cunningham's rule (1976): it keeps the tree *strongly feasible*
   (every zero-flow tree arc points towards the root), so degenerate pivots cannot cycle.
   The North-West staircase start rooted at its first row is strongly feasible (ties in the
-  staircase put the row step first, and a row step makes a supply node the child).
+  staircase put the row step first, and a row step makes a supply node the child); so is
+  the multiscale start (:mod:`mechdesign.transport.multiscale_start`) after its repair.
 * **Floating-point masses** — a decreasing arc keeps f − δ ≥ 0 exactly (f ≥ δ implies
   fl(f − δ) ≥ 0), so flows never go negative; the leaving arc is set to exactly 0. Potentials
   are updated incrementally (the moved subtree, or its complement when that is smaller);
@@ -204,9 +205,12 @@ def transport_simplex(p: np.ndarray, q: np.ndarray, cost: TransportCost, *,
         Non-negative masses with equal totals (up to round-off).
     cost : TransportCost
     start_rows, start_cols : (n + m − 1,) int arrays, optional
-        The cells of a North-West staircase (over any orders of the rows and the columns; the
-        row step first on ties): the starting basis, rooted at its first cell's row, which
-        makes it strongly feasible. Default: the staircase in index order.
+        The arcs of a starting spanning tree, rooted at the first arc's row, that must be
+        strongly feasible from that root (every zero-flow arc joins a supply node to its
+        parent): for example a North-West staircase over any orders of the rows and the
+        columns (the row step first on ties), or the tree of
+        :func:`mechdesign.transport.multiscale_start.multiscale_start`. Default: the
+        staircase in index order.
     tol : float, optional
         An arc enters only if its reduced cost is < −tol; the final all-pairs check uses the
         same threshold. Default 1e-13 · max |c|.
