@@ -33,6 +33,7 @@ from mechdesign.core.metrics import Metric, on_a_line
 from mechdesign.core.setting import Setting
 from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import links
+from mechdesign.privacy.line_level import line_level
 
 if TYPE_CHECKING:
     from mechdesign.privacy.coefficients import Coefficients
@@ -166,11 +167,15 @@ class MetricPrivacy(Notion):
 
         where a zero entry next to a positive one, or two coincident inputs (d = 0) with
         different rows, give +inf, and a 0 next to a 0 gives no constraint."""
-        d = np.ascontiguousarray(self.distances(), dtype=float)
-        if np.ndim(k) != 2 or np.shape(k)[0] != d.shape[0] or np.shape(k)[1] == 0:
-            raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {d.shape[0]} rows "
+        self._bound()
+        n = len(self.domain)
+        if np.ndim(k) != 2 or np.shape(k)[0] != n or np.shape(k)[1] == 0:
+            raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {n} rows "
                                "(one per input) and at least one column", key="mechanism")
         logk = _kernel_log(k)
+        if self._on_a_line():  # every pair follows from the consecutive ones, exactly
+            return line_level(logk, self.domain.points[:, 0].astype(float), HUGE_RATIO)
+        d = np.ascontiguousarray(self.distances(), dtype=float)
         if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
             return _max_level_numpy(logk, d)
         from mechdesign.privacy.metric_kernels import max_level
@@ -180,10 +185,13 @@ class MetricPrivacy(Notion):
     def audit(self, mechs: Mapping[str, np.ndarray]) -> Audit:
         achieved = max(self.level(k) for k in mechs.values())
         n = len(self.domain)
+        pairs = ({"pairs_checked": 2 * (n - 1),
+                  "pairs": "consecutive inputs on the line (every ordered pair follows: "
+                           "log-ratios and gaps add up along the line)"}
+                 if self._on_a_line() else
+                 {"pairs_checked": n * (n - 1), "pairs": "all ordered pairs"})
         return Audit(self.name, {"epsilon": self.epsilon}, {"epsilon": achieved},
-                     achieved <= self.epsilon + AUDIT_TOL,
-                     {"pairs_checked": n * (n - 1), "pairs": "all ordered pairs",
-                      "metric": self.metric.kind})
+                     achieved <= self.epsilon + AUDIT_TOL, {**pairs, "metric": self.metric.kind})
 
     def envelope(self, k: np.ndarray) -> np.ndarray:
         """Smallest matrix >= k whose columns satisfy every pair's ratio constraint, with pairs
@@ -236,6 +244,9 @@ class MetricPrivacy(Notion):
                 k = floor_columns(k / k.sum(axis=1, keepdims=True))
             out[key] = k
         return out
+
+    def _on_a_line(self) -> bool:
+        return on_a_line(self.metric.kind, self.domain.points)
 
     def _line_order(self) -> tuple[np.ndarray, np.ndarray] | None:
         pts = self.domain.points
