@@ -1,12 +1,14 @@
 """Suite ``scale``: how far the designer goes — time, memory and certificates against size.
 
-Families (ε = 1 throughout; every instance a pure function of its parameters):
+Families (ε = 1 and a uniform prior unless an instance names another ``epsilon`` or
+``prior``; every instance a pure function of its parameters):
 
 =============  ==============================================================  ==================
 family         instance                                                        sizes (full)
 =============  ==============================================================  ==================
 ``ldp``        ε-LDP on 0..k−1, loss |x − y|, prior Dirichlet(1) from seed 0   k = 50 … 1000
-``dline``      ε·d-privacy on the line 0..n−1, uniform prior, loss |x − y|     n = 200 … 2000
+``dline``      ε·d-privacy on the line 0..n−1, uniform prior, loss |x − y|     n = 200 … 10,000
+               (at 10,000 also ε = 0.5 and 2, and a Zipf(1.1) prior)
 ``grid``       geo-indistinguishability on an r×r unit grid, Euclidean d and   5×5 … 40×40
                loss, uniform prior (40×40: ``gap_tolerance = 0.05``)
 ``profile``    (G, ε)-profile privacy, a chain of P random Dirichlet(1)        10×5 … 100×50
@@ -32,7 +34,8 @@ geometric's loss on grids, k-ary RR's largest off-diagonal for profiles, the clo
 couplings on the line; POT's ``emd2`` on the same plane instances up to 10^4 points where
 POT is installed, else the Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family,
 the growth exponent b of time ∝ size^b is fitted by least squares on the finished sizes
-(size = k, n, cells, P·C², points).
+(size = k, n, cells, P·C², points), on the instances at ε = 1 with the family's own prior
+(the variants at other ε or priors are recorded and checked beside them).
 
 For timings on a shared machine run with ``--workers 1`` (one instance at a time).
 """
@@ -66,7 +69,8 @@ SEED = 0
 
 FULL = {
     "ldp": [{"k": k} for k in (50, 100, 200, 300, 500, 1000)],
-    "dline": [{"n": n} for n in (200, 500, 1000, 2000)],
+    "dline": [{"n": n} for n in (200, 500, 1000, 2000, 5000, 10_000)]
+    + [{"n": 10_000, "epsilon": 0.5}, {"n": 10_000, "epsilon": 2.0}, {"n": 10_000, "prior": "zipf"}],
     "grid": [{"rows": r} for r in (5, 10, 20)] + [{"rows": 40, "gap_tolerance": 0.05}],
     "profile": [{"profiles": p, "categories": c} for p, c in ((10, 5), (25, 12), (50, 25), (100, 50))],
     "coupling": [{"n": n} for n in (10**3, 10**4, 10**5, 10**6)],
@@ -89,7 +93,18 @@ def size_of(family: str, p: dict) -> float:
             "coupling2d": lambda: p["n"]}[family]()
 
 
+def is_variant(p: dict) -> bool:
+    """An instance at another ε or prior than its family's own (kept out of the growth fit)."""
+    return "epsilon" in p or "prior" in p
+
+
 def label_of(family: str, p: dict) -> str:
+    extra = "".join([f", ε = {p['epsilon']:g}" if "epsilon" in p else "",
+                     f", {p['prior']} prior" if "prior" in p else ""])
+    return _base_label(family, p) + extra
+
+
+def _base_label(family: str, p: dict) -> str:
     return {"ldp": lambda: f"k = {p['k']}", "dline": lambda: f"n = {p['n']}",
             "grid": lambda: f"{p['rows']}×{p['rows']}",
             "profile": lambda: f"{p['profiles']} profiles × {p['categories']} categories",
@@ -120,7 +135,7 @@ def build(family: str, p: dict):
             dom, metric = Domain.from_grid(int(p["rows"]), int(p["rows"])), Metric("euclidean")
         n = len(dom)
         return Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
-                       objective=ExpectedLoss(metric.distances(dom), {"default": np.full(n, 1.0 / n)}),
+                       objective=ExpectedLoss(metric.distances(dom), {"default": _prior(p, n)}),
                        name=f"{family}-{n}", gap_tolerance=gap)
     if family == "profile":
         P, C = int(p["profiles"]), int(p["categories"])
@@ -153,14 +168,8 @@ def reference(family: str, p: dict) -> dict:
         K = krr(int(p["k"]), eps).matrix
         return {"kind": "<= k-ary RR's loss", "value": problem.objective.value({"default": K})}
     if family == "dline":
-        n = int(p["n"])
-        a = math.exp(-eps)
-        x = np.arange(n)
-        g = a ** np.abs(x[:, None] - x[None, :]) * (1 - a) / (1 + a)
-        g[:, 0] = a ** x / (1 + a)
-        g[:, -1] = a ** (n - 1 - x) / (1 + a)
         return {"kind": "= remapped truncated geometric (closed form)",
-                "value": float(((g / n).T @ np.abs(x[:, None] - x[None, :])).min(axis=1).sum())}
+                "value": _remapped_geometric_loss(int(p["n"]), eps, _prior(p, int(p["n"])))}
     if family == "grid":
         from mechdesign.mechanisms.planar import planar_geometric
 
@@ -170,6 +179,40 @@ def reference(family: str, p: dict) -> dict:
         return {"kind": "<= k-ary RR's largest off-diagonal (Theorem 9)",
                 "value": 1.0 / (int(p["categories"]) - 1 + math.exp(eps))}
     return {}
+
+
+def _prior(p: dict, n: int) -> np.ndarray:
+    """The instance's prior over its n inputs in index order: uniform, or Zipf(1.1)."""
+    kind = p.get("prior", "uniform")
+    if kind == "uniform":
+        return np.full(n, 1.0 / n)
+    if kind == "zipf":
+        w = 1.0 / np.arange(1, n + 1) ** 1.1
+        return w / w.sum()
+    raise ValueError(f"unknown prior {kind!r}: 'uniform' or 'zipf'")
+
+
+def _remapped_geometric_loss(n: int, eps: float, prior: np.ndarray) -> float:
+    """Expected |x − y| of the truncated geometric mechanism on 0..n−1 followed by the best
+    remap of every output (Ghosh, Roughgarden and Sundararajan, STOC 2009: optimal for every
+    prior under a loss monotone in |x − y|), in O(n²) time and O(n) memory: for output z the
+    weights w_x = π_x G[x, z] and the cost Σ_x w_x |x − y| of every y by prefix sums."""
+    a = math.exp(-eps)
+    x = np.arange(n, dtype=float)
+    total = 0.0
+    for z in range(n):
+        if z == 0:
+            col = a ** x / (1 + a)
+        elif z == n - 1:
+            col = a ** (n - 1 - x) / (1 + a)
+        else:
+            col = a ** np.abs(x - z) * (1 - a) / (1 + a)
+        w = prior * col
+        W, M = np.cumsum(w), np.cumsum(w * x)
+        # Σ_x w_x |x − y| = y·W(≤y) − M(≤y) + (M_tot − M(≤y)) − y·(W_tot − W(≤y))
+        cost = x * W - M + (M[-1] - M) - x * (W[-1] - W)
+        total += float(cost.min())
+    return total
 
 
 def _warm_up(family: str) -> float:
@@ -293,7 +336,8 @@ def run(ctx: Context) -> Report:
         rows.append(row)
     exponents = {}
     for fam in families:
-        done = [r for r in rows if r["family"] == fam and r.get("total_seconds") is not None]
+        done = [r for r in rows if r["family"] == fam and r.get("total_seconds") is not None
+                and not is_variant(r["parameters"])]
         exponents[fam] = {"size_measure": {"ldp": "k", "dline": "n", "grid": "cells", "profile": "P·C²",
                                            "coupling": "points", "coupling2d": "points"}[fam],
                           "exponent": fit_exponent([r["size"] for r in done], [r["total_seconds"] for r in done]),
@@ -350,7 +394,7 @@ def _table(rows, exponents):
                       fmt(r["objective"], 8), fmt(r.get("gap"), 2), fmt(r["certificate_holds"]),
                       fmt(iso.get("peak_rss_mb"), 4)])
     growth = ", ".join(f"{fam} {_exponent_text(e)}" for fam, e in exponents.items())
-    return (f"scale: ε = 1, each instance in its own process; growth exponents b (time ∝ size^b): {growth}",
+    return (f"scale: ε = 1 unless the size says otherwise, each instance in its own process; growth exponents b (time ∝ size^b): {growth}",
             ["family", "size", "status", "total", "compile", "solve", "objective", "gap", "certified",
              "peak RSS MB"], table)
 
@@ -363,7 +407,8 @@ def _figure(ctx, rows, exponents) -> str:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     for fam, e in exponents.items():
-        done = sorted((r for r in _finished(rows) if r["family"] == fam), key=lambda r: r["size"])
+        done = sorted((r for r in _finished(rows) if r["family"] == fam and not is_variant(r["parameters"])),
+                      key=lambda r: r["size"])
         if not done:
             continue
         sizes = [r["size"] for r in done]
