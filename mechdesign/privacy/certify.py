@@ -16,6 +16,7 @@ import numpy as np
 
 from mechdesign.core.audit_record import Audit
 from mechdesign.privacy.base import Notion
+from mechdesign.privacy.level_memo import remembering_levels
 
 
 def clean(k: np.ndarray) -> np.ndarray:
@@ -50,7 +51,13 @@ def mix(mechs: Mapping[str, np.ndarray], row: np.ndarray, t: float) -> dict[str,
 
 
 def certify(notions: Sequence[Notion], raw: Mapping[str, np.ndarray]) -> tuple[dict, list[Audit], dict]:
-    """Clean, repair and audit. Returns (matrices, audits, notes on what repair did)."""
+    """Clean, repair and audit. Returns (matrices, audits, notes on what repair did). A level
+    the repair computed on a final matrix is read back by the audit (same notion, same bytes)."""
+    with remembering_levels():
+        return _certify(notions, raw)
+
+
+def _certify(notions, raw):
     mechs = {k: clean(v) for k, v in raw.items()}
     notes: dict = {}
     for _ in range(3):

@@ -33,6 +33,7 @@ from mechdesign.core.metrics import Metric, on_a_line
 from mechdesign.core.setting import Setting
 from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import links
+from mechdesign.privacy.level_memo import remembered_level
 from mechdesign.privacy.line_level import line_level
 
 if TYPE_CHECKING:
@@ -167,6 +168,9 @@ class MetricPrivacy(Notion):
 
         where a zero entry next to a positive one, or two coincident inputs (d = 0) with
         different rows, give +inf, and a 0 next to a 0 gives no constraint."""
+        return remembered_level(self, k, lambda: self._level(k))
+
+    def _level(self, k: np.ndarray) -> float:
         self._bound()
         n = len(self.domain)
         if np.ndim(k) != 2 or np.shape(k)[0] != n or np.shape(k)[1] == 0:

@@ -1,10 +1,11 @@
 """Compiled kernels of the d-privacy audit and repair over every ordered pair of inputs
-(numba; imported on first use, so that loading the package does not load numba)."""
+(numba, rows shared among the CPUs; imported on first use, so that loading the package does
+not load numba)."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from mechdesign.privacy.metric import HUGE_RATIO
 
@@ -19,37 +20,59 @@ def row_gap(logk: np.ndarray, x: int, z: int) -> float:
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def max_level(logk: np.ndarray, d: np.ndarray) -> float:
     """max over ordered pairs x != z of max_y (logk[x,y] − logk[z,y]) / d(x,z) (0 at least);
-    +inf for a positive gap at d = 0 or a zero entry next to a positive one."""
+    +inf for a positive gap at d = 0 or a zero entry next to a positive one.
+
+    The rows x are shared among the CPUs. A pair is skipped when even max_y − min_y of the
+    two rows cannot beat the level already found for its row, which starts from the level of
+    the row's nearest other input (a pair's level is a lower bound of the maximum, so the
+    skips never change it)."""
     n = logk.shape[0]
     top, bottom = np.empty(n), np.empty(n)
-    for x in range(n):
+    for x in prange(n):
         top[x], bottom[x] = logk[x].max(), logk[x].min()
-    worst = 0.0
-    for x in range(n):
+    worst = np.zeros(n)
+    infinite = np.zeros(n, np.bool_)
+    for x in prange(n):
+        near = -1
         for z in range(n):
-            # the pair cannot beat the worst level so far when even max_y − min_y cannot
-            if x == z or (d[x, z] > 0.0 and top[x] - bottom[z] <= worst * d[x, z]):
+            if z != x and d[x, z] > 0.0 and (near < 0 or d[x, z] < d[x, near]):
+                near = z
+        if near >= 0:
+            r = row_gap(logk, x, near)
+            if r >= HUGE_RATIO:
+                infinite[x] = True
+            elif r > 0.0:
+                worst[x] = r / d[x, near]
+    seed = worst.max()
+    for x in prange(n):
+        w = seed
+        for z in range(n):
+            if x == z or (d[x, z] > 0.0 and top[x] - bottom[z] <= w * d[x, z]):
                 continue
             r = row_gap(logk, x, z)
             if r <= 0.0:
                 continue
             if r >= HUGE_RATIO or d[x, z] <= 0.0:
-                return np.inf
+                infinite[x] = True
+                break
             level = r / d[x, z]
-            if level > worst:
-                worst = level
-    return worst
+            if level > w:
+                w = level
+        worst[x] = w
+    if infinite.any():
+        return np.inf
+    return max(worst.max(), 0.0)
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, fastmath=True, parallel=True)
 def max_plus(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
-    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0."""
+    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0 (rows shared among the CPUs)."""
     n, m = logk.shape
     out = logk.copy()
-    for x in range(n):
+    for x in prange(n):
         for z in range(n):
             p = pen[x, z]
             for y in range(m):

@@ -1,0 +1,56 @@
+"""Levels are remembered only inside one certification, by notion and matrix bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mechdesign.core.domain import Domain
+from mechdesign.core.metrics import Metric
+from mechdesign.privacy import MetricPrivacy
+from mechdesign.privacy import certify as certify_module
+from mechdesign.privacy.level_memo import remembered_level, remembering_levels
+
+
+def test_a_level_is_computed_once_per_matrix_inside_the_block_and_always_outside():
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return 0.5
+
+    owner, k = object(), np.eye(3)
+    assert remembered_level(owner, k, compute) == 0.5
+    assert remembered_level(owner, k, compute) == 0.5
+    assert len(calls) == 2  # no block: nothing remembered
+    with remembering_levels():
+        remembered_level(owner, k, compute)
+        remembered_level(owner, k.copy(), compute)  # same bytes
+        assert len(calls) == 3
+        k2 = k.copy()
+        k2[0, 1] = 1e-300  # one entry differs
+        remembered_level(owner, k2, compute)
+        remembered_level(object(), k, compute)  # another notion
+        assert len(calls) == 5
+    remembered_level(owner, k, compute)
+    assert len(calls) == 6  # the block's memory is gone
+
+
+def test_certification_computes_the_final_matrix_level_once(monkeypatch):
+    rng = np.random.default_rng(3)
+    pts = rng.random((12, 2))
+    notion = MetricPrivacy(2.0, Metric("euclidean"), Domain.from_points(pts))
+    d = Metric("euclidean").distances(Domain.from_points(pts))
+    K = np.exp(-d)
+    K /= K.sum(1, keepdims=True)  # e^{d(x,y) − d(x′,y)} ≤ e^{d(x,x′)}, Z′/Z ≤ e^{d(x,x′)}: ε = 2
+    seen = []
+    original = MetricPrivacy._level
+
+    def counting(self, k):
+        seen.append(np.asarray(k).copy())
+        return original(self, k)
+
+    monkeypatch.setattr(MetricPrivacy, "_level", counting)
+    mechs, audits, _ = certify_module.certify([notion], {"default": K})
+    assert audits[0].holds
+    assert len(seen) == 1  # the repair's check, read back by the audit
+    assert audits[0].achieved["epsilon"] == notion._level(mechs["default"])
