@@ -20,6 +20,10 @@ def row_gap(logk: np.ndarray, x: int, z: int) -> float:
     return r
 
 
+#: rows compared with each row z in one sweep of the level kernel
+ROWS = 16
+
+
 @njit(cache=True, parallel=True)
 def max_level(logk: np.ndarray, d: np.ndarray) -> float:
     """max over ordered pairs x != z of max_y (logk[x,y] − logk[z,y]) / d(x,z) (0 at least);
@@ -47,21 +51,27 @@ def max_level(logk: np.ndarray, d: np.ndarray) -> float:
             elif r > 0.0:
                 worst[x] = r / d[x, near]
     seed = worst.max()
-    for x in prange(n):
-        w = seed
+    # rows x in blocks of ROWS: each row z is read once per block, not once per x (the matrix
+    # outgrows the caches from a few thousand inputs on, and the pairs' scan is memory-bound)
+    for b in prange((n + ROWS - 1) // ROWS):
+        x0 = b * ROWS
+        x1 = min(x0 + ROWS, n)
+        for x in range(x0, x1):
+            worst[x] = seed
         for z in range(n):
-            if x == z or (d[x, z] > 0.0 and top[x] - bottom[z] <= w * d[x, z]):
-                continue
-            r = row_gap(logk, x, z)
-            if r <= 0.0:
-                continue
-            if r >= HUGE_RATIO or d[x, z] <= 0.0:
-                infinite[x] = True
-                break
-            level = r / d[x, z]
-            if level > w:
-                w = level
-        worst[x] = w
+            for x in range(x0, x1):
+                w = worst[x]
+                if x == z or infinite[x] or (d[x, z] > 0.0 and top[x] - bottom[z] <= w * d[x, z]):
+                    continue
+                r = row_gap(logk, x, z)
+                if r <= 0.0:
+                    continue
+                if r >= HUGE_RATIO or d[x, z] <= 0.0:
+                    infinite[x] = True
+                    continue
+                level = r / d[x, z]
+                if level > w:
+                    worst[x] = level
     if infinite.any():
         return np.inf
     return max(worst.max(), 0.0)
@@ -69,12 +79,16 @@ def max_level(logk: np.ndarray, d: np.ndarray) -> float:
 
 @njit(cache=True, fastmath=True, parallel=True)
 def max_plus(pen: np.ndarray, logk: np.ndarray) -> np.ndarray:
-    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0 (rows shared among the CPUs)."""
+    """out[x, y] = max_z (logk[z, y] − pen[x, z]), pen[x, x] = 0 (blocks of ROWS rows x shared
+    among the CPUs, each row z read once per block)."""
     n, m = logk.shape
     out = logk.copy()
-    for x in prange(n):
+    for b in prange((n + ROWS - 1) // ROWS):
+        x0 = b * ROWS
+        x1 = min(x0 + ROWS, n)
         for z in range(n):
-            p = pen[x, z]
-            for y in range(m):
-                out[x, y] = max(out[x, y], logk[z, y] - p)
+            for x in range(x0, x1):
+                p = pen[x, z]
+                for y in range(m):
+                    out[x, y] = max(out[x, y], logk[z, y] - p)
     return out
