@@ -54,3 +54,26 @@ def test_certification_computes_the_final_matrix_level_once(monkeypatch):
     assert audits[0].holds
     assert len(seen) == 1  # the repair's check, read back by the audit
     assert audits[0].achieved["epsilon"] == notion._level(mechs["default"])
+
+
+def test_the_solvers_deadline_keeps_the_certificates_expected_time_in_reserve():
+    from mechdesign.core.limits import Limits
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.design.problem import Problem
+    from mechdesign.privacy.metric import PAIR_ENTRY_SECONDS
+
+    lim = Limits(10.0, reserve=3.0)
+    assert 6.9 < lim.remaining() <= 7.0 and not lim.expired()
+    assert Limits(10.0, reserve=30.0).reserve == 5.0  # at most half the limit
+    assert Limits(None, reserve=30.0).reserve == 0.0 and Limits(None).remaining() == np.inf
+    pts = np.random.default_rng(0).random((30, 2))
+    dom = Domain.from_points(pts)
+    d = Metric("euclidean").distances(dom)
+    plane = Problem(inputs=dom, privacy=[MetricPrivacy(1.0, Metric("euclidean"), dom)],
+                    objective=ExpectedLoss(d, {"default": np.full(30, 1 / 30)}))
+    assert plane.certification_seconds() == 30 * 30 * 30 * PAIR_ENTRY_SECONDS
+    line = Domain.from_size(30)
+    on_line = Problem(inputs=line, privacy=[MetricPrivacy(1.0, Metric("absolute"), line)],
+                      objective=ExpectedLoss(Metric("absolute").distances(line),
+                                             {"default": np.full(30, 1 / 30)}))
+    assert on_line.certification_seconds() == 0.0  # consecutive pairs only

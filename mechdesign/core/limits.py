@@ -33,12 +33,17 @@ class Limits:
     ----------
     time_limit : float or None
         Seconds the whole solve may take, from the moment the Limits is made.
+    reserve : float
+        Seconds of it kept for the certificate after the solvers stop (at most half).
     progress : callable, optional
         Called with each progress entry (a dict: solver, round, value, bound, gap, seconds).
     """
 
     time_limit: float | None = None
     progress: Callable[[dict], None] | None = None
+    #: seconds of the limit held back for certifying the design once the solvers stop (at
+    #: most half the limit): the solvers' deadline is time_limit − reserve
+    reserve: float = 0.0
     start: float = field(default_factory=time.perf_counter)
     history: list[dict] = field(default_factory=list)
     #: the unit of the values solvers report: a solver working on costs divided by s reports
@@ -47,6 +52,8 @@ class Limits:
 
     def __post_init__(self):
         self.time_limit = check_time_limit(self.time_limit)
+        limit = self.time_limit
+        self.reserve = 0.0 if limit is None else min(max(float(self.reserve), 0.0), limit / 2)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -55,10 +62,10 @@ class Limits:
         """Seconds left (inf without a limit; never negative)."""
         if self.time_limit is None:
             return math.inf
-        return max(self.time_limit - self.elapsed(), 0.0)
+        return max(self.time_limit - self.reserve - self.elapsed(), 0.0)
 
     def expired(self) -> bool:
-        return self.time_limit is not None and self.elapsed() >= self.time_limit
+        return self.time_limit is not None and self.elapsed() >= self.time_limit - self.reserve
 
     def report(self, solver: str, iteration: int, value: float, bound: float | None) -> None:
         """Record one round of an iterative solver (value and proven bound, in its own units)."""

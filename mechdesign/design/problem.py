@@ -256,11 +256,14 @@ class Problem:
 
         ``time_limit`` (seconds; default the problem's own ``time_limit``) bounds the solve:
         when it is reached the result is the best design found so far, certified private, with
-        its proven bound and gap, and status "time-limit". ``progress`` is called with each
+        its proven bound and gap, and status "time-limit". The solvers stop early by the time
+        the certificate is expected to take (each notion's ``certification_seconds``; at most
+        half the limit), so that the certified result arrives within the limit. ``progress`` is called with each
         round an iterative solver reports (value, proven bound, gap); the rounds are kept in
         ``solver["progress"]``."""
         chosen = check_solver(self.solver if solver is None else solver)
-        limits = Limits(self.time_limit if time_limit is None else time_limit, progress)
+        limits = Limits(self.time_limit if time_limit is None else time_limit, progress,
+                        reserve=self.certification_seconds())
         attempts: list[dict] = []
         if chosen == "auto":
             found, attempts = self.solve_specially(limits)
@@ -276,6 +279,10 @@ class Problem:
         if needs_resolve(result):
             result = resolve_in_units_of_value(self, result, chosen, verbose, limits)
         return result
+
+    def certification_seconds(self) -> float:
+        """Seconds the certificate is expected to take (the notions' estimates, summed)."""
+        return sum(n.certification_seconds(len(self.outputs)) for n in self.privacy)
 
     def refuse_maximised(self, chosen: str, attempts: list[dict]) -> Result:
         """A maximised objective no special solver solved, which the general route cannot take:

@@ -277,7 +277,8 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
         t0 = time.perf_counter()
         e = float(e)
         at = problem_at(problem, e)
-        limits = Limits(problem.time_limit if time_limit is None else time_limit, rounds)
+        limits = Limits(problem.time_limit if time_limit is None else time_limit, rounds,
+                        reserve=at.certification_seconds())
         found = at.solve_specially(limits)[0] if use_special and problem.solver == "auto" else None
         warm = False
         if found is not None:

@@ -96,6 +96,12 @@ class Notion:
         other.epsilon = check_epsilon(epsilon)
         return other
 
+    def certification_seconds(self, n_outputs: int) -> float:
+        """Seconds the certificate of this notion may take on a design with ``n_outputs``
+        outputs (its repair and audit), held back from a solve's time limit so that the
+        certified result still arrives within it; 0 where that is quick."""
+        return 0.0
+
     def neutral_row(self, n_outputs: int, mechs: Mapping[str, np.ndarray] | None = None) -> np.ndarray | None:
         """Output distribution of a data-independent mechanism that satisfies this notion with
         zero leakage, mixed in as a last-resort repair of ``mechs`` (the matrices being repaired,
