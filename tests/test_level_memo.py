@@ -77,3 +77,25 @@ def test_the_solvers_deadline_keeps_the_certificates_expected_time_in_reserve():
                       objective=ExpectedLoss(Metric("absolute").distances(line),
                                              {"default": np.full(30, 1 / 30)}))
     assert on_line.certification_seconds() == 0.0  # consecutive pairs only
+
+
+def test_levels_asked_from_two_threads_at_once_agree_with_the_main_thread(monkeypatch):
+    # the compiled kernels run on the main thread only (numba's built-in threading layer ends
+    # the process when two threads enter it); other threads take the NumPy twins
+    import threading
+
+    from mechdesign.privacy import metric
+
+    monkeypatch.setattr(metric, "NUMPY_PAIRS_ENTRIES", 0)  # the compiled path from any size
+    rng = np.random.default_rng(4)
+    pts = rng.random((40, 2))
+    notion = MetricPrivacy(1.0, Metric("euclidean"), Domain.from_points(pts))
+    K = rng.dirichlet(np.ones(7), size=40)
+    expected = notion.level(K)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(notion.level(K))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 4 and np.allclose(out, expected, rtol=1e-12)

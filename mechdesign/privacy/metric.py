@@ -18,6 +18,7 @@ most |X|·|Y|·TINY·max|C|.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +181,7 @@ class MetricPrivacy(Notion):
         if self._on_a_line():  # every pair follows from the consecutive ones, exactly
             return line_level(logk, self.domain.points[:, 0].astype(float), HUGE_RATIO)
         d = np.ascontiguousarray(self.distances(), dtype=float)
-        if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
+        if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES or not _compiled_kernels_allowed():
             return _max_level_numpy(logk, d)
         from mechdesign.privacy.metric_kernels import max_level
 
@@ -234,7 +235,7 @@ class MetricPrivacy(Notion):
                 for z in range(pen.shape[0]):  # Floyd–Warshall (a zero distance is an edge)
                     np.minimum(pen, pen[:, z:z + 1] + pen[z:z + 1, :], out=pen)
             logk = _kernel_log(k)
-            if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES:
+            if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES or not _compiled_kernels_allowed():
                 out = _max_plus_numpy(pen, logk)
             else:
                 from mechdesign.privacy.metric_kernels import max_plus
@@ -296,6 +297,13 @@ NUMPY_PAIRS_ENTRIES = 30_000_000
 #: :meth:`MetricPrivacy.certification_seconds`)
 PAIR_ENTRY_SECONDS = 1e-9
 _BLOCK = 4_000_000
+
+
+def _compiled_kernels_allowed() -> bool:
+    """The compiled kernels share rows among the CPUs through numba's threading layer, whose
+    built-in form ends the process when two Python threads enter it at once: they run on the
+    main thread only, other threads take the NumPy twins (same arithmetic)."""
+    return threading.current_thread() is threading.main_thread()
 
 
 def _max_level_numpy(logk: np.ndarray, d: np.ndarray) -> float:
