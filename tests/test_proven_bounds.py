@@ -420,3 +420,20 @@ def test_row_simplex_bound_is_tight_at_an_optimum_and_never_above_it(seed):
         assert bound <= optimum + 1e-15
         if tol == 1e-10:
             assert bound == pytest.approx(optimum, rel=1e-8)
+
+
+def test_a_second_run_stopped_by_the_time_limit_makes_the_context_stopped_even_if_its_design_is_worse():
+    # a line of 10,000 points with a Zipf prior kept its first design, and the second run's stop
+    # at the limit was lost: the solve ended "failed" instead of "time-limit"
+    from mechdesign.solvers.contexts import ContextSolution, _again_in_units_of_value
+
+    C = np.array([[0.0, 2.0], [2.0, 0.0]])
+    first = ContextSolution(np.eye(2), objective=0.5, bound=0.4, rounds=1, columns=2)
+
+    def solve_one(key, cost):  # worse design (in units of the value), stopped at the limit
+        return ContextSolution(np.full((2, 2), 0.5), objective=2.0, bound=0.9, rounds=3, columns=4,
+                               stopped=True)
+
+    found, _ = _again_in_units_of_value("default", C, 2.0, first, [0.4, 0.0], solve_one, None)
+    assert found.objective == 0.5 and found.rounds == 4
+    assert found.stopped

@@ -108,6 +108,8 @@ def _again_in_units_of_value(key, original, scale, found, bounds_here, solve_one
                                 max(found.columns, again.columns), again.stopped)
     else:
         found.rounds += again.rounds
+        # the second run ended at the time limit: so did the solve, whichever design is kept
+        found.stopped = found.stopped or again.stopped
     return found, bounds_here
 
 
