@@ -43,17 +43,17 @@ def test_certification_computes_the_final_matrix_level_once(monkeypatch):
     K = np.exp(-d)
     K /= K.sum(1, keepdims=True)  # e^{d(x,y) − d(x′,y)} ≤ e^{d(x,x′)}, Z′/Z ≤ e^{d(x,x′)}: ε = 2
     seen = []
-    original = MetricPrivacy._level
+    original = MetricPrivacy._all_pairs_level
 
     def counting(self, k):
         seen.append(np.asarray(k).copy())
         return original(self, k)
 
-    monkeypatch.setattr(MetricPrivacy, "_level", counting)
+    monkeypatch.setattr(MetricPrivacy, "_all_pairs_level", counting)
     mechs, audits, _ = certify_module.certify([notion], {"default": K})
     assert audits[0].holds
     assert len(seen) == 1  # the repair's check, read back by the audit
-    assert audits[0].achieved["epsilon"] == notion._level(mechs["default"])
+    assert audits[0].achieved["epsilon"] == notion._all_pairs_level(mechs["default"])
 
 
 def test_the_solvers_deadline_keeps_the_certificates_expected_time_in_reserve():

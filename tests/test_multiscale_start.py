@@ -29,7 +29,7 @@ def _tree(n, m, rows, cols, p, q):
 
 def _coarse_tree(p, q, X, Y):
     """Groups of four along the Hilbert orders, and the optimal tree between their centroids."""
-    ox, oy = ms.point_orders(p, q, GroundCost("euclidean", len(X), len(Y), X, Y))
+    ox, oy = ms.point_orders(GroundCost("euclidean", len(X), len(Y), X, Y))
     gx = np.empty(p.size, np.int64)
     gx[ox] = np.arange(p.size) // 4
     gy = np.empty(q.size, np.int64)

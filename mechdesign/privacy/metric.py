@@ -169,17 +169,18 @@ class MetricPrivacy(Notion):
 
         where a zero entry next to a positive one, or two coincident inputs (d = 0) with
         different rows, give +inf, and a 0 next to a 0 gives no constraint."""
-        return remembered_level(self, k, lambda: self._level(k))
-
-    def _level(self, k: np.ndarray) -> float:
         self._bound()
         n = len(self.domain)
         if np.ndim(k) != 2 or np.shape(k)[0] != n or np.shape(k)[1] == 0:
             raise ProblemError(f"the matrix has shape {np.shape(k)}, expected {n} rows "
                                "(one per input) and at least one column", key="mechanism")
-        logk = _kernel_log(k)
         if self._on_a_line():  # every pair follows from the consecutive ones, exactly
-            return line_level(logk, self.domain.points[:, 0].astype(float), HUGE_RATIO)
+            return line_level(_kernel_log(k), self.domain.points[:, 0].astype(float), HUGE_RATIO)
+        # n²·m work: computed once per matrix within a certification
+        return remembered_level(self, k, lambda: self._all_pairs_level(k))
+
+    def _all_pairs_level(self, k: np.ndarray) -> float:
+        logk = _kernel_log(k)
         d = np.ascontiguousarray(self.distances(), dtype=float)
         if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES or not _compiled_kernels_allowed():
             return _max_level_numpy(logk, d)
@@ -263,9 +264,9 @@ class MetricPrivacy(Notion):
         return on_a_line(self.metric.kind, self.domain.points)
 
     def _line_order(self) -> tuple[np.ndarray, np.ndarray] | None:
-        pts = self.domain.points
-        if not on_a_line(self.metric.kind, pts):
+        if not self._on_a_line():
             return None
+        pts = self.domain.points
         order = np.argsort(pts[:, 0], kind="stable")
         return order, np.diff(pts[order, 0])
 

@@ -60,14 +60,14 @@ def solve_by_network_simplex(p, q, cost: GroundCost, stats):
     from mechdesign.transport.multiscale_start import multiscale_start, point_orders
     from mechdesign.transport.network_simplex import transport_simplex
 
-    if (cost.matrix is None and cost.kind not in ("euclidean", "manhattan", "haversine")
-            and cost.n * cost.m > SIMPLEX_TABULATION_LIMIT):
-        return None  # a callable too large to tabulate
     # the simplex runs on the points renumbered along their space-filling order: the tree's
     # thread then walks nearby memory and the candidate list is priced region by region
     # (measured at 3·10^4 plane points: 37 % fewer pivots, 2.4× less time)
-    ox, oy = point_orders(p, q, cost)
+    ox, oy = point_orders(cost)
     pp, qq, cp = p[ox], q[oy], cost.restricted(ox, oy)
+    tc = _simplex_cost(cp)
+    if tc is None:
+        return None
     coarse_solves: list = []
     refinements: list = []
 
@@ -81,7 +81,7 @@ def solve_by_network_simplex(p, q, cost: GroundCost, stats):
     # a strongly feasible start refined from the coarse problems' optimal trees (the
     # North-West staircase along the points' order below MULTISCALE_BASE points a side)
     start = multiscale_start(pp, qq, cp, solve_coarse, levels=refinements)
-    res = transport_simplex(pp, qq, _simplex_cost(cp), start_rows=start[0],
+    res = transport_simplex(pp, qq, tc, start_rows=start[0],
                             start_cols=start[1], neighbours=_NS_NEIGHBOURS)
     res.rows, res.cols = ox[res.rows], oy[res.cols]
     u, v = np.empty(p.size), np.empty(q.size)

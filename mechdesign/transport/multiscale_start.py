@@ -53,7 +53,7 @@ def _order(P: np.ndarray) -> np.ndarray:
     return hilbert_order(P) if P.shape[1] == 2 else kd_order(P)
 
 
-def point_orders(p, q, cost):
+def point_orders(cost):
     """Locality-preserving orders (ox, oy) of both sides' points; index order when the cost
     is not a metric on points."""
     if cost.can_coarsen() and min(cost.n, cost.m) >= 2:
@@ -64,11 +64,9 @@ def point_orders(p, q, cost):
 def staircase_start(p, q, cost):
     """The North-West staircase along locality-preserving orders of the points (index order
     when the cost is not a metric on points): (rows, cols), rooted at the first row."""
-    if cost.can_coarsen() and min(cost.n, cost.m) >= 2:
-        ox, oy = _order(cost.embed("x")), _order(cost.embed("y"))
-        i, j, _ = north_west_corner(p[ox], q[oy])
-        return ox[i], oy[j]
-    return north_west_corner(p, q)[:2]
+    ox, oy = point_orders(cost)
+    i, j, _ = north_west_corner(p[ox], q[oy])
+    return ox[i], oy[j]
 
 
 def multiscale_start(p, q, cost, solve, *, base: int | None = None, levels=None):
@@ -84,7 +82,7 @@ def multiscale_start(p, q, cost, solve, *, base: int | None = None, levels=None)
     base = MULTISCALE_BASE if base is None else base
     if min(n, m) <= max(base, GROUP) or not cost.can_coarsen():
         return staircase_start(p, q, cost)
-    ox, oy = _order(cost.embed("x")), _order(cost.embed("y"))
+    ox, oy = point_orders(cost)
     gx = np.empty(n, np.int64)
     gx[ox] = np.arange(n) // GROUP
     gy = np.empty(m, np.int64)
