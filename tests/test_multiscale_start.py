@@ -85,7 +85,7 @@ def test_zero_flow_arcs_pointing_away_from_the_root_are_replaced_until_none_is_l
 
 
 @pytest.mark.parametrize("case", ["plane-dirichlet", "plane-uniform", "rectangular",
-                                  "manhattan-3d", "haversine"])
+                                  "manhattan-3d", "haversine", "coincident"])
 def test_solves_from_the_multiscale_start_reach_the_dense_lp_optimum(monkeypatch, case):
     monkeypatch.setattr(ms, "MULTISCALE_BASE", 30)  # two or three coarse levels at n ≈ 200
     rng = np.random.default_rng(len(case))
@@ -93,6 +93,9 @@ def test_solves_from_the_multiscale_start_reach_the_dense_lp_optimum(monkeypatch
     if case == "haversine":
         X = np.c_[rng.uniform(40, 60, n), rng.uniform(-10, 20, n)]
         Y = np.c_[rng.uniform(40, 60, m), rng.uniform(-10, 20, m)]
+    elif case == "coincident":  # 200 points on 30 sites, the same sites on both sides
+        sites = rng.random((30, 2))
+        X, Y = sites[rng.integers(0, 30, n)], sites[rng.integers(0, 30, m)]
     else:
         d = 3 if case == "manhattan-3d" else 2
         X, Y = rng.random((n, d)), rng.random((m, d))
