@@ -101,3 +101,15 @@ def test_simulation_rejects_bad_channels_and_distributions():
         simulate(np.eye(2), [0.2, 0.3, 0.5], 10)
     with pytest.raises(ProblemError, match="trials"):
         run_trials(np.eye(2), [0.5, 0.5], 10, trials=0)
+
+
+def test_trial_errors_equal_to_round_off_have_no_spread_and_distinct_ones_their_sample_std():
+    import numpy as np
+
+    from mechdesign.estimation.simulation import TrialSummary
+
+    a = 0.13639534137386544
+    tied = TrialSummary(100, 2, 0, {"inv": {"emd": np.array([a, a + 11 * np.spacing(a)])}})
+    assert tied.std("inv", "emd") == 0.0
+    apart = TrialSummary(100, 3, 0, {"inv": {"emd": np.array([0.1, 0.2, 0.4])}})
+    assert apart.std("inv", "emd") == pytest.approx(np.sqrt(((np.array([0.1, 0.2, 0.4]) - 0.7 / 3) ** 2).sum() / 2), rel=1e-12)

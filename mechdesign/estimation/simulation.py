@@ -30,6 +30,9 @@ from mechdesign.estimation.estimation import (
 
 MAX_USERS = 2**62
 
+#: relative spread of the trials' errors below which they count as equal (see ``std``)
+ROUND_OFF = 1e-12
+
 
 def _check_users(n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not (0 <= int(n) <= MAX_USERS):
@@ -91,8 +94,13 @@ class TrialSummary:
         return float(np.mean(self.errors[estimator][measure]))
 
     def std(self, estimator: str, measure: str) -> float:
-        v = self.errors[estimator][measure]
-        return float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+        v = np.asarray(self.errors[estimator][measure], dtype=float)
+        # trials whose errors agree to 12 digits agree: their spread is the round-off of the
+        # estimate and its distance (sums over the bins, whose last digits differ between CPUs),
+        # reported as 0 rather than as a deviation of 1e-16
+        if len(v) < 2 or np.ptp(v) <= ROUND_OFF * np.max(np.abs(v)):
+            return 0.0
+        return float(np.std(v, ddof=1))
 
     def to_dict(self) -> dict:
         out = {"users": self.users, "trials": self.trials, "seed": self.seed, "estimators": {}}
