@@ -135,7 +135,11 @@ def test_smooth_gaussian_channels_with_near_dependent_rows_converge(values, sigm
     K = gaussian_channel(np.arange(float(values)), sigma, outputs=outputs).matrix
     r = shannon_capacity(K)
     assert r.converged and r.gap <= 1e-9
-    assert (r.prior > 0).sum() < values  # a discrete optimal input, not every grid point
+    # a discrete optimal input, not every grid point: fewer points than the grid carry all but
+    # 1e-4 of the mass (the rest is the iteration's residue, 1e-11 per point or exact zeros,
+    # depending on the CPU's round-off)
+    heaviest = np.cumsum(np.sort(r.prior)[::-1])
+    assert int(np.searchsorted(heaviest, 1 - 1e-4)) + 1 < values
     assert r.upper <= gaussian_capacity_bound(values - 1.0, sigma) + 1e-9
     assert D_rows(K, r.output) == pytest.approx(r.upper, abs=1e-12)
 
