@@ -480,3 +480,20 @@ def test_a_light_tailed_prior_on_a_line_is_proven_optimal_and_no_private_design_
     assert audits[0].holds
     assert result.objective <= float((C * mechs["default"]).sum()) * (1 + 1e-9)
     assert result.objective >= lp.fun * (1 - 1e-4)
+
+
+def test_a_conic_run_whose_duals_prove_too_little_is_run_again_and_the_better_proof_kept(monkeypatch):
+    # the first run stops after 8 iterations (its duals prove a loose bound); the second run's
+    # options restore the tight tolerances and iterations, and its proof is the one kept
+    from mechdesign.solvers import convex_route
+
+    monkeypatch.setattr(convex_route, "CONIC_OPTIONS",
+                        {"CLARABEL": {"tol_gap_abs": 1e-3, "tol_gap_rel": 1e-3, "tol_feas": 1e-3, "max_iter": 8}})
+    monkeypatch.setattr(convex_route, "CONIC_RETRY",
+                        {"CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 200}})
+    name = CONIC_SHIPPED[0]
+    result = load_problem(PROBLEMS / f"{name}.toml").solve()
+    assert result.solver["retried"].startswith("solved again with {'tol_gap_abs': 1e-10")
+    assert result.status == "optimal" and result.solver["bound_proven"] is True
+    assert result.solver["bound"] <= tight_conic_optimum(name) + 1e-12
+    assert result.solver["gap"] <= 1e-6
