@@ -19,6 +19,7 @@ import pytest
 
 import mechdesign
 from mechdesign import (
+    LDP,
     DistP,
     DivergenceDistP,
     DivergenceDP,
@@ -28,7 +29,6 @@ from mechdesign import (
     ExpectedLoss,
     GVulnerability,
     InformationPrivacy,
-    LDP,
     MaxOffDiagonal,
     Metric,
     MetricPrivacy,

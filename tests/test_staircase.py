@@ -21,7 +21,14 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from mechdesign import LDP, HypothesisTesting, MetricPrivacy, MutualInformationUtility, Problem, load_problem
+from mechdesign import (
+    LDP,
+    HypothesisTesting,
+    MetricPrivacy,
+    MutualInformationUtility,
+    Problem,
+    load_problem,
+)
 from mechdesign.core.errors import ProblemError
 from mechdesign.design.spec import problem_from_dict
 from mechdesign.information.leakage import mutual_information
