@@ -241,7 +241,7 @@ class Problem:
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
                        feasible_by_design=self.data_independent_design_holds(), coefficients=coefficients,
-                       relaxed=any(n.relaxed for n in self.privacy))
+                       relaxed=any(n.relaxed for n in self.privacy), gap_tolerance=self.gap_tolerance)
 
     def solve(self, solver: str | None = None, verbose: bool = False, *, time_limit: float | None = None,
               progress: Callable[[dict], None] | None = None) -> Result:
@@ -395,9 +395,7 @@ class Problem:
         proven one as ``proven_bound``."""
         claimed = outcome.bound
         if outcome.proof is not None:
-            cutoff = value / outcome.scale
-            cutoff += 1e-7 * (1.0 + abs(cutoff))  # the audit tolerates ~1e-9 excess: stay above the optimum
-            proven = outcome.proof.bound(cutoff) * outcome.scale if np.isfinite(value) else -np.inf
+            proven = outcome.proven_bound(value)
             if np.isfinite(proven):
                 proven = max(proven, self.no_privacy_floor())
             gap = self._gap(value, proven)

@@ -17,7 +17,7 @@ import numpy as np
 
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
-from mechdesign.core.limits import TIME_LIMIT, Limits
+from mechdesign.core.limits import TIME_LIMIT, Limits, relative_gap
 from mechdesign.privacy.coefficients import Coefficients
 from mechdesign.solvers.conic_bound import conic_snapshot
 from mechdesign.solvers.lp_bound import snapshot_from_cache
@@ -36,9 +36,6 @@ CONIC_OPTIONS = {"CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_f
 #: keep the proven bound above the gap tolerance; seen on one CPU and not on another for the
 #: same KL DistP program)
 CONIC_RETRY = {"CLARABEL": {"equilibrate_enable": False}}
-#: the relative gap of a conic run's own proof above which it is run once more (the default
-#: gap tolerance of a solve)
-CONIC_PROOF_GAP = 1e-6
 
 
 def check_solver(solver) -> str:
@@ -64,6 +61,8 @@ class Program:
     #: one data-independent design satisfies every notion (audited), so the program is feasible:
     #: a solver's "infeasible" is then a numerical failure, never the answer
     feasible_by_design: bool = True
+    #: the solve's gap tolerance: a conic run whose own proof leaves a larger gap is run again
+    gap_tolerance: float = 1e-6
     #: seconds the next solver run may take (None: no limit); set from the solve's Limits
     time_limit: float | None = None
     #: HiGHS options for this program on top of the defaults (a re-solve's other strategy)
@@ -276,33 +275,30 @@ def run_solver(program: Program, solver: str, verbose: bool = False,
     return None, _outcome(program, "failed", record, "; ".join(messages) or "no solver produced a solution")
 
 
-def _proof_gap(outcome: SolverOutcome) -> float:
-    """The relative gap between a conic run's value and the bound its own duals prove."""
-    value = float(outcome.bound) if outcome.bound is not None else np.nan
-    if outcome.proof is None or not np.isfinite(value):
-        return np.inf
-    cutoff = value / outcome.scale
-    proven = outcome.proof.bound(cutoff + 1e-7 * (1.0 + abs(cutoff))) * outcome.scale
-    return float((value - proven) / max(abs(value), 1e-12)) if np.isfinite(proven) else np.inf
+def _proof_gap(program: Program, outcome: SolverOutcome) -> float:
+    """The relative gap between the run's own value and the bound its duals prove (inf without
+    a proof)."""
+    value = float(program.problem.value) * program.scale
+    gap = relative_gap(value, outcome.proven_bound(value), 0.0)
+    return gap if np.isfinite(gap) else np.inf
 
 
 def _better_conic_run(program: Program, name: str, verbose: bool, record: dict, values: dict,
                       limits: Limits | None) -> tuple[dict, SolverOutcome]:
-    """The first conic optimum, or, when the bound its duals prove is not within
-    CONIC_PROOF_GAP, the better proven of it and one more run with :data:`CONIC_RETRY`'s
+    """The first conic optimum, or, when the bound its duals prove is not within the
+    program's gap tolerance, the better proven of it and one more run with :data:`CONIC_RETRY`'s
     options (time permitting)."""
     first = _optimum(program, name, record)
-    first_gap = _proof_gap(first)
-    if first_gap <= CONIC_PROOF_GAP or (limits is not None and limits.expired()):
+    first_gap = _proof_gap(program, first)
+    if first_gap <= program.gap_tolerance or (limits is not None and limits.expired()):
         return values, first
-    kept = dict(record)
     again: dict = {}
     if _run_once(program, name, verbose, True, again) is None and program.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         second_values = _values(program)
         if second_values is not None:
             again["retried"] = f"solved again with {CONIC_RETRY[name]} (the first run's proof left a gap of {first_gap:.2g})"
-            second = _optimum(program, name, {**kept, **again})
-            if _proof_gap(second) < first_gap:
+            second = _optimum(program, name, {**record, **again})
+            if _proof_gap(program, second) < first_gap:
                 return second_values, second
     return values, first
 

@@ -16,6 +16,7 @@ what decides the result from what is only recorded:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -71,6 +72,18 @@ class SolverOutcome:
     proof: BoundProof | None = None
     scale: float = 1.0
     infeasibility_proven: bool = False
+
+    def proven_bound(self, value: float) -> float:
+        """The bound ``proof`` proves, in the objective's units, with ``value`` (a value of a
+        feasible design, objective units) as the cut-off; −inf without a proof or a finite
+        value. The cut-off sits 1e-7 above the value: the audit tolerates ~1e-9 excess, so the
+        certified value may lie a little below the program's optimum, and the cut-off must stay
+        above that optimum."""
+        if self.proof is None or not math.isfinite(value):
+            return -math.inf
+        cutoff = value / self.scale
+        cutoff += 1e-7 * (1.0 + abs(cutoff))
+        return self.proof.bound(cutoff) * self.scale
 
     def recording(self, **entries: Any) -> SolverOutcome:
         """This outcome with ``entries`` added to (or replacing those of) its record; this one
