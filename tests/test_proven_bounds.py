@@ -497,3 +497,21 @@ def test_a_conic_run_whose_duals_prove_too_little_is_run_again_and_the_better_pr
     assert result.status == "optimal" and result.solver["bound_proven"] is True
     assert result.solver["bound"] <= tight_conic_optimum(name) + 1e-12
     assert result.solver["gap"] <= 1e-6
+
+
+def test_the_conic_retry_follows_the_solves_gap_tolerance(monkeypatch):
+    # an 8-iteration run proves its value to within a few tenths: a solve that tolerates half
+    # its value keeps it, one that asks for 1e-2 runs again
+    from mechdesign.solvers import convex_route
+
+    monkeypatch.setattr(convex_route, "CONIC_OPTIONS",
+                        {"CLARABEL": {"tol_gap_abs": 1e-3, "tol_gap_rel": 1e-3, "tol_feas": 1e-3, "max_iter": 8}})
+    retried = {}
+    for tolerance in (0.5, 1e-2):
+        problem = load_problem(PROBLEMS / f"{CONIC_SHIPPED[0]}.toml")
+        problem.gap_tolerance = tolerance
+        result = problem.solve()
+        retried[tolerance] = "retried" in result.solver
+        proven = result.solver.get("proven_bound", result.solver.get("bound"))
+        assert proven <= tight_conic_optimum(CONIC_SHIPPED[0]) + 1e-12
+    assert retried == {0.5: False, 1e-2: True}
