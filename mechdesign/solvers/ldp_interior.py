@@ -195,8 +195,7 @@ def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e
         # predictor (affine scaling)
         aff = direction(-s1 * it.lam, -s2 * it.nu)
         _, _, _, ds1, ds2, dlam, dnu = aff
-        a_p = min(_max_step(s1, ds1), _max_step(s2, ds2))
-        a_d = min(_max_step(it.lam, dlam), _max_step(it.nu, dnu))
+        a_p, a_d = _steps(it, s1, s2, aff)
         mu_aff = float(((s1 + a_p * ds1) * (it.lam + a_d * dlam)).sum()
                        + ((s2 + a_p * ds2) * (it.nu + a_d * dnu)).sum()) / (2 * n * k)
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
