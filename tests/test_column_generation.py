@@ -32,7 +32,7 @@ def test_column_generation_equals_the_full_envelope_lp(case, eps):
     problem = Problem(inputs=Domain.from_size(n), outputs=Domain.from_size(m), privacy=[LDP(eps)],
                       objective=ExpectedLoss(loss, {"default": prior}))
     by_columns = problem.solve()  # "auto": the special solver
-    assert by_columns.solver["name"] == "HiGHS column generation"
+    assert by_columns.solver["name"] == "HiGHS column generation + interior point"
     full = problem.solve(solver="highs")  # the plain envelope LP through cvxpy
     assert by_columns.status == full.status == "optimal"
     assert by_columns.objective == pytest.approx(full.objective, rel=1e-7, abs=1e-10)
@@ -50,7 +50,7 @@ def test_per_context_ldp_solves_each_context_and_sums_objectives():
                       objective=ExpectedLoss(loss, weights))
     ours = problem.solve()
     full = problem.solve(solver="highs")
-    assert ours.solver["name"] == "HiGHS column generation"
+    assert ours.solver["name"] == "HiGHS column generation + interior point"
     assert ours.objective == pytest.approx(full.objective, rel=1e-8)
     assert set(ours.mechanisms) == {"a", "b"}
 

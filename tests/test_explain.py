@@ -30,7 +30,7 @@ def test_ldp_is_solved_by_column_generation_and_the_rest_are_not_tried(run_cli):
     record = json.loads(out)["solver"]["special_solvers"]
     names = [r["solver"] for r in record]
     assert names == [s.name for s in special_solvers()]
-    solved = names.index("HiGHS column generation")
+    solved = names.index("HiGHS column generation + interior point")
     assert record[solved]["outcome"] == "solved"
     assert all(r["applies"] is False for r in record[:solved])
     assert "target" in record[0]["outcome"] and "max-off-diagonal" in record[1]["outcome"]

@@ -272,14 +272,17 @@ def test_zero_bits_of_capacity_is_a_data_independent_mechanism():
 # the structured solvers decline instead of raising
 
 def test_column_generation_and_charnes_cooper_decline_with_a_reason(monkeypatch):
-    from mechdesign.solvers import charnes_cooper, column_generation
+    import highspy
+
+    from mechdesign.solvers import charnes_cooper, column_generation, ldp_interior, ldp_portfolio
     from mechdesign.solvers.highs_model import SolverDeclined
 
-    monkeypatch.setattr(column_generation, "run_to_optimum", lambda h: False)
+    monkeypatch.setattr(column_generation, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
+    monkeypatch.setattr(ldp_interior, "MAX_ITERATIONS", 0)
     monkeypatch.setattr(charnes_cooper, "run_to_optimum", lambda h: False)
     ldp = _file("ldp-skewed-prior", epsilon=1.0)
-    with pytest.raises(SolverDeclined, match="master LP"):
-        column_generation.ldp_by_columns(ldp)
+    with pytest.raises(SolverDeclined, match="master LP.*interior-point iterations"):
+        ldp_portfolio.ldp_interleaved(ldp)
     profile = _file("categorical-chain", epsilon=0.5)
     with pytest.raises(SolverDeclined, match="scaled LP"):
         charnes_cooper.max_entry_by_scaling(profile)

@@ -117,7 +117,7 @@ def test_special_solvers_that_need_a_plain_expected_loss_do_not_apply():
     assert expected_loss(problem) is not None
     result = problem.solve()
     records = {r["solver"]: r for r in result.solver["special_solvers"]}
-    assert not records["HiGHS column generation"]["applies"]
+    assert not records["HiGHS column generation + interior point"]["applies"]
     assert result.solver["name"] == "HIGHS"
 
 

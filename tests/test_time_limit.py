@@ -3,6 +3,7 @@ proven bound no larger than the true optimum, and status time-limit."""
 
 from __future__ import annotations
 
+import highspy
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -189,7 +190,7 @@ def test_lazy_pairs_without_a_relaxed_optimum_return_the_constant_design():
 class _DeadlineDuringSolve(Limits):
     """A deadline (no clock involved) that passes during master solve ``after`` + 1: from then
     on the limits are expired and the master LP stops without an optimum, as HiGHS does at the
-    time limit it was given (``run_to_optimum`` is wrapped by the test)."""
+    time limit it was given (the model's run is wrapped by the test)."""
 
     def __init__(self, after: int):
         super().__init__(time_limit=3600.0)
@@ -222,13 +223,13 @@ def test_column_generation_cut_short_in_a_master_solve_returns_the_last_design(m
     from mechdesign.solvers import column_generation
 
     limits = _DeadlineDuringSolve(after)
-    run = column_generation.run_to_optimum
+    run = column_generation.resumable_run
 
     def run_until_the_deadline(h):
         limits.solves += 1
-        return not limits.expired() and run(h)
+        return highspy.HighsModelStatus.kTimeLimit if limits.expired() else run(h)
 
-    monkeypatch.setattr(column_generation, "run_to_optimum", run_until_the_deadline)
+    monkeypatch.setattr(column_generation, "resumable_run", run_until_the_deadline)
     cost, eps = _ldp_costs(), 0.7
     found = column_generation.solve_by_columns(cost, column_generation.LDPCone(len(cost), eps), limits=limits)
     assert found.rounds == after  # the rounds completed before the deadline

@@ -1,5 +1,5 @@
 """The solvers: the general convex route, and the special solvers that take the problems
-whose structure they exploit (column generation, rays, lazy pairs, Charnes–Cooper, couplings),
+whose structure they exploit (column generation with an interior point, rays, lazy pairs, Charnes–Cooper, couplings),
 with the HiGHS helpers and the proven bounds they share.
 
 :func:`special_solvers` is the one ordered list of special solvers (the protocol is in
@@ -15,10 +15,10 @@ def special_solvers() -> tuple:
     optimum solves the problem; then the general convex route."""
     from mechdesign.solvers import (
         charnes_cooper,
-        column_generation,
         coupling_targets,
         dantzig_wolfe,
         lazy_pairs,
+        ldp_portfolio,
         line_rays,
         staircase,
     )
@@ -26,7 +26,7 @@ def special_solvers() -> tuple:
     return (
         coupling_targets.SOLVER,  # targets + expected loss: one transport per context
         charnes_cooper.SOLVER,  # max off-diagonal under pure distribution/profile privacy
-        column_generation.SOLVER,  # ε-LDP with an expected loss
+        ldp_portfolio.SOLVER,  # ε-LDP with an expected loss: column generation + interior point
         staircase.SOLVER,  # ε-LDP with an information utility (maximised): staircase patterns
         line_rays.SOLVER,  # d-privacy on a line
         dantzig_wolfe.SOLVER,  # d-privacy over any other metric: rays, then lazy pairs

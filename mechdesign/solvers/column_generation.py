@@ -33,18 +33,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from mechdesign.core.limits import Limits
-from mechdesign.privacy.ldp import LDP, links
-from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.privacy.ldp import links
+from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import (
     INF,
     SolverDeclined,
     checked,
     give_time,
     quiet_model,
-    run_to_optimum,
+    resumable_run,
 )
-from mechdesign.solvers.predicates import expected_loss, one_notion_of
-from mechdesign.solvers.registry import SpecialSolver
 
 
 @dataclass
@@ -135,18 +133,6 @@ class ColumnMaster:
                 "a master-problem update (rows)")
         self.chosen.extend(columns)
 
-    def solve(self, limits: Limits | None) -> float | None:
-        """The master's optimal value, within the time the ``limits`` leave; None when HiGHS
-        ends without an optimum."""
-        give_time(self.h, limits)
-        if not run_to_optimum(self.h):
-            return None
-        return self.h.getInfo().objective_function_value
-
-    def timed_out(self) -> bool:
-        """Whether the last solve stopped at the time limit it was given."""
-        return self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
-
     def duals(self) -> np.ndarray:
         """The row-sum rows' duals u."""
         return np.asarray(self.h.getSolution().row_dual)[:self.n]
@@ -157,14 +143,6 @@ class ColumnMaster:
         # a column's mass Σ_x K[x, y] = Σ_x z_x + n m (m alone is 0 at huge ε: e^{−ε} is below
         # the tolerance, and the batch would never grow)
         return int(np.count_nonzero(blocks[:, :self.n].sum(axis=1) + self.n * blocks[:, -1] > 0))
-
-    def matrix(self) -> np.ndarray:
-        """K of the last solve: K[:, y] = R v_y over the chosen outputs, zero elsewhere."""
-        solution = np.asarray(self.h.getSolution().col_value)
-        matrix = np.zeros(self.cost.shape)
-        for t, y in enumerate(self.chosen):
-            matrix[:, y] = self.incidence @ solution[t * self.width:(t + 1) * self.width]
-        return matrix
 
 
 def dual_bound(u: np.ndarray, priced: np.ndarray) -> float:
@@ -177,10 +155,11 @@ def dual_bound(u: np.ndarray, priced: np.ndarray) -> float:
     return float(u.sum() + np.minimum(priced, 0.0).sum())
 
 
-def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
-                     max_rounds: int = 10_000, initial: list[int] | None = None,
-                     limits: Limits | None = None) -> ContextSolution:
-    """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see module doc).
+class ColumnRounds:
+    """Column generation one round at a time (:meth:`advance`), so that a caller can interleave
+    it with another method: after each round, :attr:`value` is the last master's optimum (a
+    feasible design, :meth:`design`), :attr:`bound` the best bound proven so far, and
+    :attr:`done` whether no column prices out (the master optimum is the full optimum).
 
     ``initial`` names output columns to begin with (e.g. those a neighbouring ε used in a sweep).
     ``batch`` is the number of columns (most negative reduced cost first) added in the first
@@ -188,81 +167,102 @@ def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: fl
     master (the optimum needs many outputs: 0-1 loss, uniform prior, all k), and halves when
     fewer than half do. Many columns price out at once but most would stay unused (an optimum
     uses few outputs), and every column costs |X| + 1 variables and |X| rows in every later
-    master, so a fixed large batch makes every later master large.
+    master, so a fixed large batch makes every later master large."""
 
-    Each master solve gets the time ``limits`` leave; when they expire between rounds, or a
-    master ends without an optimum once they have, the design of the last solved master (the
-    constant design before the first) is returned with the best bound proven so far and
-    ``stopped=True``. Raises :class:`SolverDeclined` (with the reason) if HiGHS rejects a master
-    update, does not reach optimality on a master otherwise, or the round limit passes without
-    a proof.
-    """
-    n, m = cost.shape
-    master = ColumnMaster(cost, cone)
-    first = int(np.argmin(cost.sum(axis=0)))  # one constant column: a feasible start
-    master.add([first] + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first])
-    timed = limits is not None and limits.time_limit is not None
-    last = np.zeros((n, m))  # the design to return when a deadline cuts a master solve short
-    last[:, first] = 1.0
-    value = float(cost[:, first].sum())
-    bound = float(cost.min(axis=1).sum())  # the optimum without privacy
-    rounds, added, stopped = 0, 0, False
-    while rounds < max_rounds:
-        rounds += 1
-        solved = master.solve(limits)
-        if solved is None:
-            if timed and (limits.expired() or master.timed_out()):  # cut short: the last design
-                return ContextSolution(last, value, min(bound, value), rounds - 1, len(master.chosen), True)
-            raise SolverDeclined(f"a master LP ended {master.h.modelStatusToString(master.h.getModelStatus())}")
-        value = solved
-        if added:  # adapt the batch to how many of the last columns the master uses
-            used = master.used(added)
-            batch = 2 * batch if used == added else max(1, batch // 2) if 2 * used < added else batch
-        if timed:
-            last = master.matrix()
+    name = "column generation"
+
+    def __init__(self, cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
+                 initial: list[int] | None = None):
+        n, m = cost.shape
+        self.cost, self.cone, self.batch, self.tol = cost, cone, batch, tol
+        self.master = ColumnMaster(cost, cone)
+        first = int(np.argmin(cost.sum(axis=0)))  # one constant column: a feasible start
+        self.master.add([first] + [int(y) for y in dict.fromkeys(initial or []) if 0 <= y < m and y != first])
+        self._solution = None  # the last solved master's column values and how many outputs it had
+        self._first = first
+        self.value = float(cost[:, first].sum())
+        self.bound = float(cost.min(axis=1).sum())  # the optimum without privacy
+        self.rounds, self.added, self.done = 0, 0, False
+
+    def advance(self, limits=None) -> bool:
+        """One round: solve the master within the time ``limits`` leave (a :class:`Limits`, or
+        any object with ``time_limit`` and ``remaining()``), price every output, add the best
+        improving columns. Returns False, with nothing changed, when HiGHS stopped at the time
+        limit it was given; the next call resumes that solve from where it stopped. Raises
+        :class:`SolverDeclined` when HiGHS ends a master without an optimum otherwise."""
+        h = self.master.h
+        give_time(h, limits)
+        status = resumable_run(h)
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return False
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise SolverDeclined(f"a master LP ended {h.modelStatusToString(status)}")
+        master, cost = self.master, self.cost
+        self.rounds += 1
+        self.value = h.getInfo().objective_function_value
+        if self.added:  # adapt the batch to how many of the last columns the master uses
+            used, added = master.used(self.added), self.added
+            self.batch = 2 * self.batch if used == added else max(1, self.batch // 2) if 2 * used < added else self.batch
+        self._solution = (np.array(h.getSolution().col_value), len(master.chosen))
         u = master.duals()
-        priced = cone.price(cost - u[:, None])  # every output: the bound needs them all
-        bound = max(bound, dual_bound(u, priced))
-        missing = np.setdiff1d(np.arange(m), master.chosen)  # the candidates to add
-        improving = missing[priced[missing] < -tol * max(1.0, abs(value))]
+        priced = self.cone.price(cost - u[:, None])  # every output: the bound needs them all
+        self.bound = max(self.bound, dual_bound(u, priced))
+        missing = np.setdiff1d(np.arange(cost.shape[1]), master.chosen)  # the candidates to add
+        improving = missing[priced[missing] < -self.tol * max(1.0, abs(self.value))]
+        self.added = 0
         if improving.size == 0:
-            break
-        if limits is not None:
-            limits.report(NAME, rounds, value, bound)
-            if limits.expired():
-                stopped = True
-                break
-        best = improving[np.argsort(priced[improving])[:batch]]
+            self.done = True
+            return True
+        best = improving[np.argsort(priced[improving])[:self.batch]]
         master.add([int(y) for y in best])
-        added = best.size
-    else:  # no proof of optimality within the round limit: use the full LP
-        raise SolverDeclined(f"no proof of optimality within {max_rounds} rounds")
-    return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.chosen), stopped)
+        self.added = best.size
+        return True
+
+    @property
+    def columns(self) -> int:
+        """The outputs in the master."""
+        return len(self.master.chosen)
+
+    def design(self) -> np.ndarray:
+        """The last solved master's design (the constant start before the first round)."""
+        matrix = np.zeros(self.cost.shape)
+        if self._solution is None:
+            matrix[:, self._first] = 1.0
+            return matrix
+        solution, count = self._solution
+        width, incidence = self.master.width, self.master.incidence
+        for t, y in enumerate(self.master.chosen[:count]):
+            matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
+        return matrix
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        return ContextSolution(self.design(), self.value, min(self.bound, self.value), self.rounds,
+                               self.columns, stopped)
+
+
+def solve_by_columns(cost: np.ndarray, cone: LDPCone, *, batch: int = 1, tol: float = 1e-9,
+                     max_rounds: int = 10_000, initial: list[int] | None = None,
+                     limits: Limits | None = None) -> ContextSolution:
+    """Minimise Σ cost·K over row-stochastic K whose columns lie in ``cone`` (see the module
+    docstring) by :class:`ColumnRounds` until no column prices out.
+
+    Each master solve gets the time ``limits`` leave; when they expire, the design of the last
+    solved master (the constant design before the first) is returned with the best bound proven
+    so far and ``stopped=True``. Raises :class:`SolverDeclined` (with the reason) if HiGHS
+    rejects a master update, does not reach optimality on a master otherwise, or the round
+    limit passes without a proof.
+    """
+    run = ColumnRounds(cost, cone, batch=batch, tol=tol, initial=initial)
+    while not run.done:
+        if run.rounds >= max_rounds:  # no proof of optimality within the round limit
+            raise SolverDeclined(f"no proof of optimality within {max_rounds} rounds")
+        progressed = run.advance(limits)
+        if limits is not None and not run.done:
+            if progressed:
+                limits.report(NAME, run.rounds, run.value, run.bound)
+            if limits.expired():
+                return run.result(stopped=True)
+    return run.result()
 
 
 NAME = "HiGHS column generation"
-
-
-def applies(problem) -> str | None:
-    """ε-LDP (δ = 0) alone with an expected-loss objective."""
-    return one_notion_of(problem, LDP) or expected_loss(problem)
-
-
-def ldp_by_columns(problem, limits=None):
-    """ε-LDP alone with an expected-loss objective, per context, by column generation."""
-    notion = problem.privacy[0]
-    cone = LDPCone(len(problem.inputs), notion.epsilon)
-    # warm start: the outputs the last solve of this problem used (sweeps re-solve one problem
-    # at a sequence of ε; neighbouring optima share most of their columns)
-    seeds = problem.extras.setdefault("column_generation_outputs", {})
-
-    def solve_one(key, cost):
-        found = solve_by_columns(cost, cone, initial=seeds.get(key), limits=limits)
-        seeds[key] = np.flatnonzero(found.matrix.sum(axis=0) > 0).tolist()
-        return found
-
-    return solve_contexts(problem, solve_one, NAME, limits=limits)
-
-
-SOLVER = SpecialSolver(NAME, applies, ldp_by_columns)
-

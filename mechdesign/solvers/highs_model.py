@@ -92,6 +92,19 @@ def run_to_optimum(h: highspy.Highs) -> bool:
     return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
 
+def resumable_run(h: highspy.Highs) -> highspy.HighsModelStatus:
+    """Run; a run stopped by the time limit is left as it is (the next run resumes from its
+    basis), any other non-optimal end starts once more without the warm basis, as
+    :func:`run_to_optimum` does. The model status."""
+    h.run()
+    status = h.getModelStatus()
+    if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+        h.clearSolver()
+        h.run()
+        status = h.getModelStatus()
+    return status
+
+
 def basic_columns(h: highspy.Highs) -> tuple[np.ndarray, np.ndarray] | None:
     """The solved model's basis as (mask of its basic columns, mask of its basic rows), read in
     one call (``getBasicVariables``: per basis position a column x >= 0 or a row r as −(r + 1));

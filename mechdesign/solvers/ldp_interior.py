@@ -44,10 +44,12 @@ NAME = "ε-LDP interior point"
 MAX_EPSILON = 20.0
 #: iterations before the method gives up proving an optimum
 MAX_ITERATIONS = 200
-#: how close to the boundary a step may go (the fraction of the largest feasible step)
-STEP_FRACTION = 0.995
+#: how close to the boundary a step may go (the fraction of the largest feasible step): 0.9
+#: keeps the iterate away from the boundary where the steps become short (measured over ε 1 and
+#: 8, three priors and three losses at |X| = |Y| = 300: 30% fewer iterations than 0.995)
+STEP_FRACTION = 0.9
 #: centrality correctors per iteration at most (each one more solve with the same factors)
-MAX_CORRECTORS = 3
+MAX_CORRECTORS = 6
 
 
 class _Iterate:
@@ -57,37 +59,40 @@ class _Iterate:
         n, k = cost.shape
         self.top = top
         self.K = np.full((n, k), 1.0 / k)
-        self.m = np.full(k, 2.0 / (k * (1.0 + top)))  # strictly between K/e^ε and K
-        # a centred start: every complementarity product equal to mu0, the duals infeasible
-        s = 1.0 / k * (top - 1.0) / (top + 1.0)
-        mu0 = s * (1.0 + float(np.abs(cost).max(initial=0.0)))
+        # floors with e^ε m − K = e^ε (K − m): with λ = μ0/(K − m) and ν = μ0/(e^ε m − K) every
+        # complementarity product is μ0 and Σ_x λ = e^ε Σ_x ν, so the floors' stationarity holds
+        # from the start (a start centred between K/e^ε and K leaves it off by a factor e^ε and
+        # costs tens of short steps at large ε)
+        self.m = np.full(k, (1.0 + top) / (2.0 * top * k))
+        s1 = 1.0 / k - self.m[0]
+        s2 = top * self.m[0] - 1.0 / k
+        mu0 = s1 * (1.0 + float(np.abs(cost).max(initial=0.0)))
         self.u = np.zeros(n)
-        self.lam = np.full((n, k), mu0 / s)
-        self.nu = np.full((n, k), mu0 / s)
+        self.lam = np.full((n, k), mu0 / s1)
+        self.nu = np.full((n, k), mu0 / s2)
 
     def slacks(self) -> tuple[np.ndarray, np.ndarray]:
         return self.K - self.m, self.top * self.m - self.K
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest α <= 1 with x + α dx >= 0 (x > 0)."""
-    shrinking = dx < 0
-    if not shrinking.any():
-        return 1.0
-    return float(min(1.0, np.min(-x[shrinking] / dx[shrinking])))
+def _max_step(dx: np.ndarray, inv_x: np.ndarray) -> float:
+    """The largest α <= 1 with x + α dx >= 0, for x > 0 given by its reciprocals ``inv_x``."""
+    low = float((dx * inv_x).min(initial=0.0))
+    return 1.0 if low >= -1.0 else -1.0 / low
 
 
 class _Newton:
     """The reduced Newton system at one iterate, factorised once for the predictor and the
     corrector."""
 
-    def __init__(self, it: _Iterate, s1: np.ndarray, s2: np.ndarray):
+    def __init__(self, it: _Iterate, inv1: np.ndarray, inv2: np.ndarray):
         top = it.top
-        d1, d2 = it.lam / s1, it.nu / s2
-        self.P = d1 + d2
-        self.B = (d1 + top * d2) / self.P
-        self.T = (top - 1.0) ** 2 * (d1 * d2 / self.P).sum(axis=0)
-        self.W = (1.0 / self.P).sum(axis=1)
+        self.d1, self.d2 = it.lam * inv1, it.nu * inv2
+        self.P = self.d1 + self.d2
+        self.invP = 1.0 / self.P
+        self.B = (self.d1 + top * self.d2) * self.invP
+        self.T = (top - 1.0) ** 2 * (self.d1 * self.d2 * self.invP).sum(axis=0)
+        self.W = self.invP.sum(axis=1)
         n, k = self.P.shape
         self.on_rows = n <= k
         if self.on_rows:  # diag(W) + B diag(1/T) Bᵀ, n × n
@@ -101,16 +106,17 @@ class _Newton:
     def solve(self, g: np.ndarray, h: np.ndarray, f: np.ndarray):
         """(dK, dm, du) with P dK − B P dm − du = g (per entry), −Σ_x P B dK + R dm = h,
         Σ_y dK = f, in the eliminated form of the module docstring."""
-        B, P, T, W = self.B, self.P, self.T, self.W
+        B, T, W = self.B, self.T, self.W
+        g_over_P = g * self.invP
         h2 = h + (B * g).sum(axis=0)
-        f2 = f - (g / P).sum(axis=1)
+        f2 = f - g_over_P.sum(axis=1)
         if self.on_rows:
             du = scipy.linalg.cho_solve(self.factor, f2 - B @ (h2 / T))
             dm = (h2 + B.T @ du) / T
         else:
             dm = scipy.linalg.cho_solve(self.factor, h2 + B.T @ (f2 / W))
             du = (f2 - B @ dm) / W
-        dK = (g + B * P * dm[None, :] + du[:, None]) / P
+        dK = g_over_P + B * dm[None, :] + du[:, None] * self.invP
         return dK, dm, du
 
 
@@ -128,11 +134,13 @@ def _cholesky(system: np.ndarray):
     raise SolverDeclined("the interior-point system lost definiteness")
 
 
-def _steps(it: _Iterate, s1, s2, step) -> tuple[float, float]:
-    """The largest primal and dual step lengths (at most 1) that keep the iterate interior."""
+def _steps(inverses, step) -> tuple[float, float]:
+    """The largest primal and dual step lengths (at most 1) that keep the iterate interior;
+    ``inverses`` are the reciprocals of the slacks and of the duals λ, ν."""
+    inv1, inv2, inv_lam, inv_nu = inverses
     _, _, _, ds1, ds2, dlam, dnu = step
-    return (min(_max_step(s1, ds1), _max_step(s2, ds2)),
-            min(_max_step(it.lam, dlam), _max_step(it.nu, dnu)))
+    return (min(_max_step(ds1, inv1), _max_step(ds2, inv2)),
+            min(_max_step(dlam, inv_lam), _max_step(dnu, inv_nu)))
 
 
 def _centring(v: np.ndarray, target: float) -> np.ndarray:
@@ -149,84 +157,134 @@ def _design(K: np.ndarray) -> np.ndarray:
     return K / K.sum(axis=1, keepdims=True)
 
 
-def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
-                            limits: Limits | None = None) -> ContextSolution:
-    """Minimise Σ cost·K over ε-LDP row-stochastic K (see the module docstring); the bound
-    returned is the proven one of the best iterate. Stops when value − bound <= tol·max(1,
-    |value|), at ``limits``' deadline (``stopped=True``), or raises :class:`SolverDeclined`
-    after :data:`MAX_ITERATIONS` or when the system breaks down."""
-    if not 0.0 < epsilon <= MAX_EPSILON:
-        raise SolverDeclined(f"ε = {epsilon:g} is outside (0, {MAX_EPSILON:g}]")
-    n, k = cost.shape
-    top = math.exp(epsilon)
-    cone = LDPCone(n, epsilon)
-    it = _Iterate(cost, top)
-    best_bound = -math.inf
-    value = math.inf
-    for iteration in range(1, MAX_ITERATIONS + 1):
-        s1, s2 = it.slacks()
+class InteriorPoint:
+    """The method one iteration at a time (:meth:`advance`), so that a caller can interleave it
+    with another method: :attr:`value` and :meth:`design` are the best design so far (the
+    row-normalised iterate of least objective), :attr:`bound` the best bound proven so far, and
+    :attr:`done` whether the two are within ``tol``·max(1, |value|)."""
+
+    name = "interior point"
+
+    def __init__(self, cost: np.ndarray, epsilon: float, *, tol: float = 1e-9):
+        if not 0.0 < epsilon <= MAX_EPSILON:
+            raise SolverDeclined(f"ε = {epsilon:g} is outside (0, {MAX_EPSILON:g}]")
+        self.cost, self.tol = cost, tol
+        self.top = math.exp(epsilon)
+        self.cone = LDPCone(cost.shape[0], epsilon)
+        self.it = _Iterate(cost, self.top)
+        self.value, self.bound, self._design = math.inf, -math.inf, None
+        self.rounds, self.done = 0, False
+        self._evaluate()
+
+    def _evaluate(self) -> None:
+        """The current iterate's design and the bound its row duals prove."""
+        it, cost = self.it, self.cost
         design = _design(it.K)
         value = float((cost * design).sum())
-        best_bound = max(best_bound, dual_bound(it.u, cone.price(cost - it.u[:, None])))
-        gap = value - best_bound
-        if gap <= tol * max(1.0, abs(value)):
-            return ContextSolution(design, value, min(best_bound, value), iteration, k)
+        if value < self.value:
+            self.value, self._design = value, design
+        self.bound = max(self.bound, dual_bound(it.u, self.cone.price(cost - it.u[:, None])))
+        self.done = self.value - self.bound <= self.tol * max(1.0, abs(self.value))
+
+    @property
+    def columns(self) -> int:
+        """The outputs the method works with: all of them."""
+        return self.cost.shape[1]
+
+    def design(self) -> np.ndarray:
+        return self._design
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        return ContextSolution(self._design, self.value, min(self.bound, self.value), self.rounds,
+                               self.columns, stopped)
+
+    def advance(self, limits=None) -> bool:
+        """One predictor–corrector step, then the new iterate's design and bound. Raises
+        :class:`SolverDeclined` after :data:`MAX_ITERATIONS` steps or when the system breaks
+        down. (``limits`` is not needed: one step is one factorisation.)"""
+        if self.rounds >= MAX_ITERATIONS:
+            raise SolverDeclined(f"no proof of optimality within {MAX_ITERATIONS} interior-point iterations "
+                                 f"(gap {self.value - self.bound:.3g})")
+        self.rounds += 1
+        _step(self.it, self.cost)
+        self._evaluate()
+        return True
+
+
+def _step(it: _Iterate, cost: np.ndarray) -> None:
+    """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's correctors."""
+    n, k = cost.shape
+    top = it.top
+    s1, s2 = it.slacks()
+    inverses = (1.0 / s1, 1.0 / s2, 1.0 / it.lam, 1.0 / it.nu)
+    inv1, inv2 = inverses[0], inverses[1]
+    # residuals: stationarity in K and m, and the row sums
+    r_K = cost - it.u[:, None] - it.lam + it.nu
+    r_m = it.lam.sum(axis=0) - top * it.nu.sum(axis=0)
+    f = 1.0 - it.K.sum(axis=1)
+    mu = float((s1 * it.lam).sum() + (s2 * it.nu).sum()) / (2 * n * k)
+    newton = _Newton(it, inv1, inv2)
+
+    def direction(c1, c2):
+        a, b = c1 * inv1, c2 * inv2
+        g = a - b - r_K
+        h = -r_m - a.sum(axis=0) + top * b.sum(axis=0)
+        dK, dm, du = newton.solve(g, h, f)
+        ds1 = dK - dm[None, :]
+        ds2 = top * dm[None, :] - dK
+        dlam = a - newton.d1 * ds1
+        dnu = b - newton.d2 * ds2
+        return dK, dm, du, ds1, ds2, dlam, dnu
+
+    # predictor (affine scaling)
+    aff = direction(-s1 * it.lam, -s2 * it.nu)
+    _, _, _, ds1, ds2, dlam, dnu = aff
+    a_p, a_d = _steps(inverses, aff)
+    mu_aff = float(((s1 + a_p * ds1) * (it.lam + a_d * dlam)).sum()
+                   + ((s2 + a_p * ds2) * (it.nu + a_d * dnu)).sum()) / (2 * n * k)
+    sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
+    # corrector
+    c1 = sigma * mu - s1 * it.lam - ds1 * dlam
+    c2 = sigma * mu - s2 * it.nu - ds2 * dnu
+    step = direction(c1, c2)
+    a_p, a_d = _steps(inverses, step)
+    # Gondzio's centrality correctors: aim at a longer step, and push the trial point's
+    # complementarity products that fall outside [β_min σμ, β_max σμ] back into it
+    for _ in range(MAX_CORRECTORS):
+        goal_p, goal_d = min(1.0, 1.5 * a_p + 0.1), min(1.0, 1.5 * a_d + 0.1)
+        _, _, _, ds1, ds2, dlam, dnu = step
+        v1 = (s1 + goal_p * ds1) * (it.lam + goal_d * dlam)
+        v2 = (s2 + goal_p * ds2) * (it.nu + goal_d * dnu)
+        target = sigma * mu
+        t1 = _centring(v1, target)
+        t2 = _centring(v2, target)
+        trial = direction(c1 + t1, c2 + t2)
+        b_p, b_d = _steps(inverses, trial)
+        if b_p + b_d < 1.01 * (a_p + a_d):
+            break
+        step, a_p, a_d, c1, c2 = trial, b_p, b_d, c1 + t1, c2 + t2
+    dK, dm, du, ds1, ds2, dlam, dnu = step
+    a_p, a_d = STEP_FRACTION * a_p, STEP_FRACTION * a_d
+    if not (math.isfinite(a_p) and math.isfinite(a_d)):
+        raise SolverDeclined("the interior-point direction is not finite")
+    it.K += a_p * dK
+    it.m += a_p * dm
+    it.u += a_d * du
+    it.lam += a_d * dlam
+    it.nu += a_d * dnu
+
+
+def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
+                            limits: Limits | None = None) -> ContextSolution:
+    """Minimise Σ cost·K over ε-LDP row-stochastic K (see the module docstring) by
+    :class:`InteriorPoint` steps; the bound returned is the best one proven. Stops when value −
+    bound <= tol·max(1, |value|), at ``limits``' deadline (``stopped=True``), or raises
+    :class:`SolverDeclined` after :data:`MAX_ITERATIONS` or when the system breaks down."""
+    run = InteriorPoint(cost, epsilon, tol=tol)
+    while not run.done:
         if limits is not None:
-            limits.report(NAME, iteration, value, best_bound)
+            limits.report(NAME, run.rounds, run.value, run.bound)
             if limits.expired():
-                return ContextSolution(design, value, min(best_bound, value), iteration, k, True)
-        # residuals: stationarity in K and m, and the row sums
-        r_K = cost - it.u[:, None] - it.lam + it.nu
-        r_m = it.lam.sum(axis=0) - top * it.nu.sum(axis=0)
-        f = 1.0 - it.K.sum(axis=1)
-        mu = float((s1 * it.lam).sum() + (s2 * it.nu).sum()) / (2 * n * k)
-        newton = _Newton(it, s1, s2)
-
-        def direction(c1, c2):
-            g = -r_K + c1 / s1 - c2 / s2
-            h = -r_m - (c1 / s1 - top * c2 / s2).sum(axis=0)
-            dK, dm, du = newton.solve(g, h, f)
-            ds1 = dK - dm[None, :]
-            ds2 = top * dm[None, :] - dK
-            dlam = (c1 - it.lam * ds1) / s1
-            dnu = (c2 - it.nu * ds2) / s2
-            return dK, dm, du, ds1, ds2, dlam, dnu
-
-        # predictor (affine scaling)
-        aff = direction(-s1 * it.lam, -s2 * it.nu)
-        _, _, _, ds1, ds2, dlam, dnu = aff
-        a_p, a_d = _steps(it, s1, s2, aff)
-        mu_aff = float(((s1 + a_p * ds1) * (it.lam + a_d * dlam)).sum()
-                       + ((s2 + a_p * ds2) * (it.nu + a_d * dnu)).sum()) / (2 * n * k)
-        sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-        # corrector
-        c1 = sigma * mu - s1 * it.lam - ds1 * dlam
-        c2 = sigma * mu - s2 * it.nu - ds2 * dnu
-        step = direction(c1, c2)
-        a_p, a_d = _steps(it, s1, s2, step)
-        # Gondzio's centrality correctors: aim at a longer step, and push the trial point's
-        # complementarity products that fall outside [β_min σμ, β_max σμ] back into it
-        for _ in range(MAX_CORRECTORS):
-            goal_p, goal_d = min(1.0, 1.5 * a_p + 0.1), min(1.0, 1.5 * a_d + 0.1)
-            _, _, _, ds1, ds2, dlam, dnu = step
-            v1 = (s1 + goal_p * ds1) * (it.lam + goal_d * dlam)
-            v2 = (s2 + goal_p * ds2) * (it.nu + goal_d * dnu)
-            target = sigma * mu
-            t1 = _centring(v1, target)
-            t2 = _centring(v2, target)
-            trial = direction(c1 + t1, c2 + t2)
-            b_p, b_d = _steps(it, s1, s2, trial)
-            if b_p + b_d < 1.01 * (a_p + a_d):
-                break
-            step, a_p, a_d, c1, c2 = trial, b_p, b_d, c1 + t1, c2 + t2
-        dK, dm, du, ds1, ds2, dlam, dnu = step
-        a_p, a_d = STEP_FRACTION * a_p, STEP_FRACTION * a_d
-        if not (math.isfinite(a_p) and math.isfinite(a_d)):
-            raise SolverDeclined("the interior-point direction is not finite")
-        it.K += a_p * dK
-        it.m += a_p * dm
-        it.u += a_d * du
-        it.lam += a_d * dlam
-        it.nu += a_d * dnu
-    raise SolverDeclined(f"no proof of optimality within {MAX_ITERATIONS} interior-point iterations "
-                         f"(gap {value - best_bound:.3g})")
+                return run.result(stopped=True)
+        run.advance()
+    return run.result()

@@ -1,0 +1,223 @@
+"""ε-LDP by column generation and the interior point in turns: the plain LP's optimum across ε,
+priors and losses; the shared design and bound; either method finishing when the other
+declines; the path in the solver record; and a time-limited solve's certified design and bound."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+
+import mechdesign
+from mechdesign import Domain, Problem
+from mechdesign.core.limits import Limits
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.privacy import LDP
+from mechdesign.solvers import ldp_portfolio
+from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.ldp_portfolio import solve_interleaved
+
+
+def _prior_and_loss(prior: str, loss: str, n: int, k: int, seed: int):
+    rng = np.random.default_rng(seed)
+    x, y = np.arange(n)[:, None], np.arange(k)[None, :] * (n - 1) / max(k - 1, 1)
+    p = {"uniform": np.full(n, 1.0), "dirichlet": rng.dirichlet(np.ones(n)),
+         "zipf": rng.permutation(1.0 / np.arange(1, n + 1) ** 1.1)}[prior]
+    d = np.abs(x - y)
+    L = {"metric": d, "squared": d ** 2, "random": rng.random((n, k))}[loss]
+    return p / p.sum(), L
+
+
+def _plain_lp(cost: np.ndarray, epsilon: float) -> float:
+    """min Σ cost·K over row-stochastic K with K[x, y] <= e^ε K[x', y] for every ordered pair
+    of inputs and every output: the LP written out in full, solved by HiGHS at tight
+    tolerances."""
+    n, k = cost.shape
+    index = np.arange(n * k).reshape(n, k)
+    rows, cols, vals, r = [], [], [], 0
+    for a in range(n):
+        for b in range(n):
+            if a == b:
+                continue
+            for y in range(k):
+                rows += [r, r]
+                cols += [index[a, y], index[b, y]]
+                vals += [1.0, -math.exp(epsilon)]
+                r += 1
+    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, n * k))
+    A_eq = sp.kron(sp.identity(n), np.ones((1, k))).tocsr()
+    res = scipy.optimize.linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(r), A_eq=A_eq, b_eq=np.ones(n),
+                                 bounds=(0, None), method="highs",
+                                 options={"primal_feasibility_tolerance": 1e-10,
+                                          "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
+def _private_and_stochastic(K: np.ndarray, epsilon: float) -> None:
+    assert (K >= 0).all()
+    np.testing.assert_allclose(K.sum(axis=1), 1.0, atol=1e-9)
+    assert mechdesign.audit(K, LDP(epsilon)).holds
+
+
+CASES = [(prior, loss) for prior in ("uniform", "dirichlet", "zipf") for loss in ("metric", "squared", "random")]
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
+@pytest.mark.parametrize("prior,loss", CASES)
+def test_agrees_with_the_plain_lp(epsilon, prior, loss, monkeypatch):
+    # turns of no length: one step of each method in turn, so that both run and either may
+    # supply the design or the bound
+    monkeypatch.setattr(ldp_portfolio, "FIRST_TURN", 0.0)
+    n, k = 7, 9
+    p, L = _prior_and_loss(prior, loss, n, k, seed=int(100 * epsilon) + len(prior) + len(loss))
+    cost = p[:, None] * L
+    path: list[str] = []
+    found = solve_interleaved(cost, epsilon, path=path)
+    optimum = _plain_lp(cost, epsilon)
+    assert found.objective == pytest.approx(optimum, rel=1e-7, abs=1e-10)
+    assert found.bound <= optimum * (1 + 1e-9) + 1e-12
+    assert found.objective == pytest.approx(float((cost * found.matrix).sum()), rel=1e-12, abs=1e-15)
+    _private_and_stochastic(found.matrix, epsilon)
+    assert path and "design from" in path[-1]
+
+
+@pytest.mark.parametrize("epsilon", [0.25, 4.0])
+def test_problem_solve_records_which_method_gave_the_design_and_the_bound(epsilon):
+    p, L = _prior_and_loss("dirichlet", "random", 8, 8, seed=3)
+    problem = Problem(inputs=Domain.from_size(8), privacy=[LDP(epsilon)],
+                      objective=ExpectedLoss(L, {"default": p}))
+    result = problem.solve()
+    assert result.status == "optimal"
+    assert result.solver["name"] == ldp_portfolio.NAME
+    (entry,) = result.solver["path"]
+    assert entry.startswith("default: ") and "design from" in entry and "bound from" in entry
+    assert result.objective == pytest.approx(_plain_lp(p[:, None] * L, epsilon), rel=1e-7)
+
+
+def test_the_interior_point_finishes_when_column_generation_declines(monkeypatch):
+    import highspy
+
+    from mechdesign.solvers import column_generation
+
+    monkeypatch.setattr(column_generation, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
+    p, L = _prior_and_loss("zipf", "metric", 8, 8, seed=4)
+    cost = p[:, None] * L
+    path: list[str] = []
+    found = solve_interleaved(cost, 2.0, path=path)
+    assert found.objective == pytest.approx(_plain_lp(cost, 2.0), rel=1e-7)
+    assert path[0].startswith("column generation declined after 0 rounds: a master LP ended")
+    assert "design from interior point, bound from interior point" in path[-1]
+    _private_and_stochastic(found.matrix, 2.0)
+
+
+def test_column_generation_finishes_beyond_the_interior_points_range(monkeypatch):
+    from mechdesign.solvers.ldp_interior import MAX_EPSILON
+
+    monkeypatch.setattr(ldp_portfolio, "FIRST_TURN", 0.0)  # the interior point's turn comes
+    p, L = _prior_and_loss("uniform", "random", 6, 6, seed=5)
+    cost = p[:, None] * L
+    path: list[str] = []
+    epsilon = MAX_EPSILON + 5.0  # every entry of the optimum at its row's minimum loss but e^{-ε}
+    found = solve_interleaved(cost, epsilon, path=path)
+    assert path[0].startswith("interior point declined after 0 rounds: ε = 25 is outside")
+    assert "design from column generation" in path[-1]
+    # at ε = 25 the optimum is within e^{-25}·Σ max L of the loss without privacy
+    floor = float(cost.min(axis=1).sum())
+    assert floor <= found.objective <= floor + math.exp(-epsilon) * float(cost.sum())
+    _private_and_stochastic(found.matrix, epsilon)
+
+
+def test_both_declining_is_a_decline_with_both_reasons(monkeypatch):
+    import highspy
+
+    from mechdesign.solvers import column_generation, ldp_interior
+
+    monkeypatch.setattr(column_generation, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
+    monkeypatch.setattr(ldp_interior, "MAX_ITERATIONS", 1)
+    p, L = _prior_and_loss("dirichlet", "random", 8, 8, seed=6)
+    with pytest.raises(SolverDeclined, match="column generation declined.*interior point declined after 1 rounds"):
+        solve_interleaved(p[:, None] * L, 1.0)
+
+
+class _Fake:
+    """A method that has reached a given value and bound and proves nothing more."""
+
+    def __init__(self, name, value, bound):
+        self.name, self.value, self.bound, self.rounds, self.columns = name, value, bound, 0, 3
+        self.matrix = np.full((3, 3), 1.0 / 3.0)
+
+    def advance(self, limits=None):
+        self.rounds += 1
+        return True
+
+    def design(self):
+        return self.matrix
+
+
+def test_the_gap_closes_on_one_methods_design_and_the_others_bound():
+    # neither method's own gap is closed: (1.0, 0.5) and (1.2, 1.0 − 1e-12); together they are
+    turns = ldp_portfolio._Turns({"a": lambda: _Fake("a", 1.0, 0.5), "b": lambda: _Fake("b", 1.2, 1.0 - 1e-12)})
+    assert turns.play("a", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "turn over"
+    assert turns.play("b", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "closed"
+    path: list[str] = []
+    solution = turns.solution(False, path)
+    assert (solution.objective, solution.bound) == (1.0, 1.0 - 1e-12)
+    assert "design from a, bound from b" in path[-1]
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 6.0])
+def test_a_time_limited_solve_returns_a_private_design_with_a_valid_bound(epsilon):
+    p, L = _prior_and_loss("dirichlet", "random", 40, 40, seed=7)
+    cost = p[:, None] * L
+    optimum = solve_interleaved(cost, epsilon).objective
+    limits = Limits(1e-9)  # expired before the first round
+    path: list[str] = []
+    found = solve_interleaved(cost, epsilon, limits=limits, path=path)
+    assert found.stopped and "stopped at the time limit" in path[-1]
+    assert found.bound <= optimum * (1 + 1e-9) + 1e-15
+    assert found.objective >= optimum * (1 - 1e-9)
+    assert found.objective == pytest.approx(float((cost * found.matrix).sum()), rel=1e-12)
+    _private_and_stochastic(found.matrix, epsilon)
+
+
+def test_a_time_limited_problem_ends_with_status_time_limit_and_a_certified_design():
+    p, L = _prior_and_loss("zipf", "random", 60, 60, seed=8)
+    problem = Problem(inputs=Domain.from_size(60), privacy=[LDP(5.0)], objective=ExpectedLoss(L, {"default": p}))
+    optimum = solve_interleaved(p[:, None] * L, 5.0).objective
+    result = problem.solve(time_limit=1e-3)
+    assert result.status == "time-limit"
+    assert result.solver["bound"] <= optimum * (1 + 1e-9)
+    assert result.objective >= optimum * (1 - 1e-9)
+    assert mechdesign.audit(result.mechanism, LDP(5.0)).holds
+
+
+def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
+    turns = ldp_portfolio._Turns({"a": lambda: _Fake("a", 1.0, 1.0 - 1e-3), "b": lambda: _Fake("b", 1.0, 0.0)})
+    for name in "ab":
+        turns.started[name] = turns.starters[name]()
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": 2.0}  # no turn seen yet
+    turns.rate = {"a": 2.0, "b": 0.0}  # a closes its gap by e^2 per second, b not at all
+    assert turns.predicted("a", 1e-9) == pytest.approx(math.log(1e6) / 2.0)
+    assert turns.predicted("b", 1e-9) == math.inf
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0)}
+    turns.rate = {"a": 2.0, "b": 100.0}  # b's gap of 1 closes in about 0.2 s: a trails
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": pytest.approx(2.0 / 3.0), "b": 2.0}
+
+
+def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
+    class Halving(_Fake):
+        def advance(self, limits=None):
+            self.bound = self.value - (self.value - self.bound) / 2.0  # the gap halves each round
+            self.rounds += 1
+            time.sleep(0.01)
+            return True
+
+    turns = ldp_portfolio._Turns({"h": lambda: Halving("h", 1.0, 0.0)})
+    turns.play("h", ldp_portfolio._Turn(None, 0.05), None, 1e-9)
+    rounds = turns.started["h"].rounds
+    assert rounds >= 2
+    # log(1 / 2^-rounds) over the turn's seconds (a little more than 0.01 s per round)
+    assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
