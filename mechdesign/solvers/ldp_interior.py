@@ -13,7 +13,10 @@ eliminates entry by entry; what remains couples the floors m (a diagonal block
 T_y = (e^ε − 1)² Σ_x D1 D2/(D1 + D2)) and the row duals u (a diagonal block W_x = Σ_y 1/P)
 through B = (D1 + e^ε D2)/P, whose entries lie in [1, e^ε] at every iteration. The reduced system
 diag(W) + B diag(1/T) Bᵀ (or its counterpart on the floors, whichever side is smaller) is dense
-and positive definite: one matrix product and one Cholesky factorisation per iteration.
+and positive definite: one matrix product and one Cholesky factorisation per iteration. The
+entry-by-entry work around it (the scaled duals, the right-hand sides, the recovered direction
+and its step lengths, the correctors' targets) runs in the compiled kernels of
+:mod:`mechdesign.solvers.ldp_interior_kernels`, one pass over the arrays each.
 
 Column generation (:mod:`mechdesign.solvers.column_generation`) is exact too, and faster when the
 optimum uses few outputs, but when it needs nearly every output (large ε) its restricted master
@@ -23,7 +26,8 @@ iteration count does not depend on how many outputs the optimum uses.
 Nothing here is trusted for the bound: the iterate's row duals u are priced over every output
 with :func:`~mechdesign.solvers.column_generation.dual_bound` (a lower bound for any u), and the
 run stops when the design's value is within ``tol`` of that proven bound. The design returned is
-the last iterate with its rows rescaled to sum to 1; the certificate re-checks it like any other.
+the iterate of least objective with its rows rescaled to sum to 1; the certificate re-checks it
+like any other.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ MAX_CORRECTORS = 6
 
 
 class _Iterate:
-    """The primal (K, m) and dual (u, λ, ν) iterate, with the inequalities' slacks."""
+    """The primal (K, m) and dual (u, λ, ν) iterate."""
 
     def __init__(self, cost: np.ndarray, top: float):
         n, k = cost.shape
@@ -71,53 +75,35 @@ class _Iterate:
         self.lam = np.full((n, k), mu0 / s1)
         self.nu = np.full((n, k), mu0 / s2)
 
-    def slacks(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.K - self.m, self.top * self.m - self.K
-
-
-def _max_step(dx: np.ndarray, inv_x: np.ndarray) -> float:
-    """The largest α <= 1 with x + α dx >= 0, for x > 0 given by its reciprocals ``inv_x``."""
-    low = float((dx * inv_x).min(initial=0.0))
-    return 1.0 if low >= -1.0 else -1.0 / low
-
 
 class _Newton:
-    """The reduced Newton system at one iterate, factorised once for the predictor and the
-    corrector."""
+    """The reduced Newton system at one iterate (its B, T, W come from
+    :func:`~mechdesign.solvers.ldp_interior_kernels.prepare`), factorised once for the predictor,
+    the corrector and the centrality correctors."""
 
-    def __init__(self, it: _Iterate, inv1: np.ndarray, inv2: np.ndarray):
-        top = it.top
-        self.d1, self.d2 = it.lam * inv1, it.nu * inv2
-        self.P = self.d1 + self.d2
-        self.invP = 1.0 / self.P
-        self.B = (self.d1 + top * self.d2) * self.invP
-        self.T = (top - 1.0) ** 2 * (self.d1 * self.d2 * self.invP).sum(axis=0)
-        self.W = self.invP.sum(axis=1)
-        n, k = self.P.shape
+    def __init__(self, B: np.ndarray, T: np.ndarray, W: np.ndarray):
+        self.B, self.T, self.W = B, T, W
+        n, k = B.shape
         self.on_rows = n <= k
         if self.on_rows:  # diag(W) + B diag(1/T) Bᵀ, n × n
-            system = (self.B / self.T) @ self.B.T
-            system[np.diag_indices(n)] += self.W
+            system = (B / T) @ B.T
+            system[np.diag_indices(n)] += W
         else:  # diag(T) + Bᵀ diag(1/W) B, k × k
-            system = self.B.T @ (self.B / self.W[:, None])
-            system[np.diag_indices(k)] += self.T
+            system = B.T @ (B / W[:, None])
+            system[np.diag_indices(k)] += T
         self.factor = _cholesky(system)
 
-    def solve(self, g: np.ndarray, h: np.ndarray, f: np.ndarray):
-        """(dK, dm, du) with P dK − B P dm − du = g (per entry), −Σ_x P B dK + R dm = h,
-        Σ_y dK = f, in the eliminated form of the module docstring."""
+    def solve(self, h2: np.ndarray, f2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dm, du), the floors' and the row duals' steps, from the eliminated right-hand sides
+        h2 = h + Σ_x B g and f2 = f − Σ_y g/P (see the module docstring)."""
         B, T, W = self.B, self.T, self.W
-        g_over_P = g * self.invP
-        h2 = h + (B * g).sum(axis=0)
-        f2 = f - g_over_P.sum(axis=1)
         if self.on_rows:
             du = scipy.linalg.cho_solve(self.factor, f2 - B @ (h2 / T))
             dm = (h2 + B.T @ du) / T
         else:
             dm = scipy.linalg.cho_solve(self.factor, h2 + B.T @ (f2 / W))
             du = (f2 - B @ dm) / W
-        dK = g_over_P + B * dm[None, :] + du[:, None] * self.invP
-        return dK, dm, du
+        return dm, du
 
 
 def _cholesky(system: np.ndarray):
@@ -134,22 +120,26 @@ def _cholesky(system: np.ndarray):
     raise SolverDeclined("the interior-point system lost definiteness")
 
 
-def _steps(inverses, step) -> tuple[float, float]:
-    """The largest primal and dual step lengths (at most 1) that keep the iterate interior;
-    ``inverses`` are the reciprocals of the slacks and of the duals λ, ν."""
-    inv1, inv2, inv_lam, inv_nu = inverses
-    _, _, _, ds1, ds2, dlam, dnu = step
-    return (min(_max_step(ds1, inv1), _max_step(ds2, inv2)),
-            min(_max_step(dlam, inv_lam), _max_step(dnu, inv_nu)))
+class _Direction:
+    """One search direction's arrays (dK, the slacks' ds1, ds2, the duals' dλ, dν; the floors'
+    dm and row duals' du) and its largest interior step lengths."""
+
+    def __init__(self, n: int, k: int):
+        self.dK, self.ds1, self.ds2, self.dlam, self.dnu = (np.empty((n, k)) for _ in range(5))
+        self.dm, self.du = np.zeros(k), np.zeros(n)
+        self.a_p = self.a_d = 0.0
 
 
-def _centring(v: np.ndarray, target: float) -> np.ndarray:
-    """The correction of complementarity products ``v`` towards [0.1, 10]·target, the large
-    ones' correction capped at −10·target (Gondzio, “Multiple centrality corrections in a
-    primal-dual method for linear programming”, Comput. Optim. Appl. 1996)."""
-    low, high = 0.1 * target, 10.0 * target
-    t = np.where(v < low, low - v, np.where(v > high, high - v, 0.0))
-    return np.maximum(t, -high)
+class _Workspace:
+    """The arrays one iteration fills, allocated once: the per-iterate quantities, the right-hand
+    side's, two directions and two pairs of complementarity targets."""
+
+    def __init__(self, n: int, k: int):
+        (self.inv1, self.inv2, self.d1, self.d2, self.invP, self.B, self.rK,
+         self.a, self.b, self.gP) = (np.empty((n, k)) for _ in range(10))
+        self.directions = [_Direction(n, k), _Direction(n, k)]
+        self.targets = [(np.empty((n, k)), np.empty((n, k))), (np.empty((n, k)), np.empty((n, k)))]
+        self.zeros = np.zeros((n, k))
 
 
 def _design(K: np.ndarray) -> np.ndarray:
@@ -172,6 +162,7 @@ class InteriorPoint:
         self.top = math.exp(epsilon)
         self.cone = LDPCone(cost.shape[0], epsilon)
         self.it = _Iterate(cost, self.top)
+        self.work = _Workspace(*cost.shape)
         self.value, self.bound, self._design = math.inf, -math.inf, None
         self.rounds, self.done = 0, False
         self._evaluate()
@@ -206,72 +197,60 @@ class InteriorPoint:
             raise SolverDeclined(f"no proof of optimality within {MAX_ITERATIONS} interior-point iterations "
                                  f"(gap {self.value - self.bound:.3g})")
         self.rounds += 1
-        _step(self.it, self.cost)
+        _step(self.it, self.cost, self.work)
         self._evaluate()
         return True
 
 
-def _step(it: _Iterate, cost: np.ndarray) -> None:
-    """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's correctors."""
-    n, k = cost.shape
-    top = it.top
-    s1, s2 = it.slacks()
-    inverses = (1.0 / s1, 1.0 / s2, 1.0 / it.lam, 1.0 / it.nu)
-    inv1, inv2 = inverses[0], inverses[1]
-    # residuals: stationarity in K and m, and the row sums
-    r_K = cost - it.u[:, None] - it.lam + it.nu
-    r_m = it.lam.sum(axis=0) - top * it.nu.sum(axis=0)
-    f = 1.0 - it.K.sum(axis=1)
-    mu = float((s1 * it.lam).sum() + (s2 * it.nu).sum()) / (2 * n * k)
-    newton = _Newton(it, inv1, inv2)
+def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
+    """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
+    correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
+    programming”, Comput. Optim. Appl. 1996)."""
+    from mechdesign.solvers import ldp_interior_kernels as kernels
 
-    def direction(c1, c2):
-        a, b = c1 * inv1, c2 * inv2
-        g = a - b - r_K
-        h = -r_m - a.sum(axis=0) + top * b.sum(axis=0)
-        dK, dm, du = newton.solve(g, h, f)
-        ds1 = dK - dm[None, :]
-        ds2 = top * dm[None, :] - dK
-        dlam = a - newton.d1 * ds1
-        dnu = b - newton.d2 * ds2
-        return dK, dm, du, ds1, ds2, dlam, dnu
+    top, w = it.top, work
+    T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2,
+                                       w.d1, w.d2, w.invP, w.B, w.rK)
+    newton = _Newton(w.B, T, W)
 
-    # predictor (affine scaling)
-    aff = direction(-s1 * it.lam, -s2 * it.nu)
-    _, _, _, ds1, ds2, dlam, dnu = aff
-    a_p, a_d = _steps(inverses, aff)
-    mu_aff = float(((s1 + a_p * ds1) * (it.lam + a_d * dlam)).sum()
-                   + ((s2 + a_p * ds2) * (it.nu + a_d * dnu)).sum()) / (2 * n * k)
+    def direction(c1, c2, out: _Direction) -> _Direction:
+        h2, f2 = kernels.right_hand_side(c1, c2, w.inv1, w.inv2, w.invP, w.B, w.rK, r_m, f, top, w.a, w.b, w.gP)
+        out.dm, out.du = newton.solve(h2, f2)
+        out.a_p, out.a_d = kernels.recover(w.gP, w.B, w.invP, out.dm, out.du, w.a, w.b, w.d1, w.d2, top, w.inv1,
+                                           w.inv2, it.lam, it.nu, out.dK, out.ds1, out.ds2, out.dlam, out.dnu)
+        return out
+
+    step, spare = w.directions
+    (c1, c2), (e1, e2) = w.targets
+    # predictor (affine scaling): the targets −s·λ
+    kernels.mehrotra_targets(it.K, it.m, it.lam, it.nu, top, 0.0, w.zeros, w.zeros, w.zeros, w.zeros, c1, c2)
+    aff = direction(c1, c2, step)
+    mu_aff = kernels.affine_products(it.K, it.m, it.lam, it.nu, top, aff.ds1, aff.ds2, aff.dlam, aff.dnu,
+                                     aff.a_p, aff.a_d)
     sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-    # corrector
-    c1 = sigma * mu - s1 * it.lam - ds1 * dlam
-    c2 = sigma * mu - s2 * it.nu - ds2 * dnu
-    step = direction(c1, c2)
-    a_p, a_d = _steps(inverses, step)
-    # Gondzio's centrality correctors: aim at a longer step, and push the trial point's
-    # complementarity products that fall outside [β_min σμ, β_max σμ] back into it
+    target = sigma * mu
+    # corrector: the targets σμ − s·λ − ds·dλ of the affine direction
+    kernels.mehrotra_targets(it.K, it.m, it.lam, it.nu, top, target, aff.ds1, aff.ds2, aff.dlam, aff.dnu, c1, c2)
+    step = direction(c1, c2, step)
+    # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
+    # products that fall outside [0.1, 10]·σμ back into it
     for _ in range(MAX_CORRECTORS):
-        goal_p, goal_d = min(1.0, 1.5 * a_p + 0.1), min(1.0, 1.5 * a_d + 0.1)
-        _, _, _, ds1, ds2, dlam, dnu = step
-        v1 = (s1 + goal_p * ds1) * (it.lam + goal_d * dlam)
-        v2 = (s2 + goal_p * ds2) * (it.nu + goal_d * dnu)
-        target = sigma * mu
-        t1 = _centring(v1, target)
-        t2 = _centring(v2, target)
-        trial = direction(c1 + t1, c2 + t2)
-        b_p, b_d = _steps(inverses, trial)
-        if b_p + b_d < 1.01 * (a_p + a_d):
+        goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
+        kernels.centred_targets(it.K, it.m, it.lam, it.nu, top, target, goal_p, goal_d, step.ds1, step.ds2,
+                                step.dlam, step.dnu, c1, c2, e1, e2)
+        trial = direction(e1, e2, spare)
+        if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
-        step, a_p, a_d, c1, c2 = trial, b_p, b_d, c1 + t1, c2 + t2
-    dK, dm, du, ds1, ds2, dlam, dnu = step
-    a_p, a_d = STEP_FRACTION * a_p, STEP_FRACTION * a_d
+        step, spare = trial, step
+        (c1, c2), (e1, e2) = (e1, e2), (c1, c2)
+    a_p, a_d = STEP_FRACTION * step.a_p, STEP_FRACTION * step.a_d
     if not (math.isfinite(a_p) and math.isfinite(a_d)):
         raise SolverDeclined("the interior-point direction is not finite")
-    it.K += a_p * dK
-    it.m += a_p * dm
-    it.u += a_d * du
-    it.lam += a_d * dlam
-    it.nu += a_d * dnu
+    it.K += a_p * step.dK
+    it.m += a_p * step.dm
+    it.u += a_d * step.du
+    it.lam += a_d * step.dlam
+    it.nu += a_d * step.dnu
 
 
 def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
