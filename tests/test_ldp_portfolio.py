@@ -147,6 +147,7 @@ class _Fake:
 
     def __init__(self, name, value, bound):
         self.name, self.value, self.bound, self.rounds, self.columns = name, value, bound, 0, 3
+        self.latest_bound = bound
         self.matrix = np.full((3, 3), 1.0 / 3.0)
 
     def advance(self, limits=None):
@@ -199,18 +200,27 @@ def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
     for name in "ab":
         turns.started[name] = turns.starters[name]()
     assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": 2.0}  # no turn seen yet
-    turns.rate = {"a": 2.0, "b": 0.0}  # a closes its gap by e^2 per second, b not at all
+    turns.rate = {"a": 2.0, "b": 0.0}  # a closes its gap by e^2 per second, b has shown nothing
     assert turns.predicted("a", 1e-9) == pytest.approx(math.log(1e6) / 2.0)
     assert turns.predicted("b", 1e-9) == math.inf
     assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0)}
-    turns.rate = {"a": 2.0, "b": 100.0}  # b's gap of 1 closes in about 0.2 s: a trails
+    turns.rate = {"a": 2.0, "b": 0.1}  # b's gap of 1 would take log(1e9)/0.1 = 207 s, a's 6.9 s
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0)}
+    turns.rate = {"a": 2.0, "b": 100.0}  # b's gap closes in about 0.2 s: a trails
     assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": pytest.approx(2.0 / 3.0), "b": 2.0}
+
+
+def test_progress_is_measured_with_the_latest_bound_not_the_best():
+    turns = ldp_portfolio._Turns({})
+    climbing = _Fake("ipm", 1.0, 0.0)
+    climbing.latest_bound = -99.0  # its Lagrangian bound is still far below the best one (0)
+    assert turns._gap(climbing) == pytest.approx(100.0)
 
 
 def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
     class Halving(_Fake):
         def advance(self, limits=None):
-            self.bound = self.value - (self.value - self.bound) / 2.0  # the gap halves each round
+            self.bound = self.latest_bound = self.value - (self.value - self.bound) / 2.0  # the gap halves
             self.rounds += 1
             time.sleep(0.01)
             return True
@@ -221,3 +231,14 @@ def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
     assert rounds >= 2
     # log(1 / 2^-rounds) over the turn's seconds (a little more than 0.01 s per round)
     assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
+    # a second turn: the rate runs from the peak (the first gap, 1) over both turns' seconds
+    turns.play("h", ldp_portfolio._Turn(None, 0.05), None, 1e-9)
+    rounds = turns.started["h"].rounds
+    assert turns.peak["h"] == 1.0
+    assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
+
+
+def test_a_zero_gap_from_the_start_is_measured_without_error():
+    turns = ldp_portfolio._Turns({"z": lambda: _Fake("z", 1.0, 1.0)})  # closed before any round
+    assert turns.play("z", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "closed"
+    assert turns.rate["z"] == 0.0

@@ -182,6 +182,7 @@ class ColumnRounds:
         self._first = first
         self.value = float(cost[:, first].sum())
         self.bound = float(cost.min(axis=1).sum())  # the optimum without privacy
+        self.latest_bound = self.bound  # the last round's own bound (progress, not proof)
         self.rounds, self.added, self.done = 0, 0, False
 
     def advance(self, limits=None) -> bool:
@@ -206,7 +207,8 @@ class ColumnRounds:
         self._solution = (np.array(h.getSolution().col_value), len(master.chosen))
         u = master.duals()
         priced = self.cone.price(cost - u[:, None])  # every output: the bound needs them all
-        self.bound = max(self.bound, dual_bound(u, priced))
+        self.latest_bound = dual_bound(u, priced)
+        self.bound = max(self.bound, self.latest_bound)
         missing = np.setdiff1d(np.arange(cost.shape[1]), master.chosen)  # the candidates to add
         improving = missing[priced[missing] < -self.tol * max(1.0, abs(self.value))]
         self.added = 0

@@ -174,7 +174,8 @@ class InteriorPoint:
         value = float((cost * design).sum())
         if value < self.value:
             self.value, self._design = value, design
-        self.bound = max(self.bound, dual_bound(it.u, self.cone.price(cost - it.u[:, None])))
+        self.latest_bound = dual_bound(it.u, self.cone.price(cost - it.u[:, None]))
+        self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(1.0, abs(self.value))
 
     @property

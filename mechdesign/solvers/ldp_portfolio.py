@@ -9,9 +9,9 @@ like, but needs tens of dense iterations where column generation needs a few sma
 Which one wins is not known in advance and no threshold on ε or the size predicts it, so both run
 in turns of growing length (a quarter of a second each, then doubling after every round of
 turns), and the turns follow what each method shows while it runs: from its own gap before and
-after its last turn, the rate at which it closes the gap (a factor per second) predicts when it
-would finish, and the method predicted to finish first gets full turns while the other gets a
-third of that. A method whose progress comes late (column generation's bound often jumps in its
+(measured with its latest bound), the rate at which it has closed the gap over all its turns (a
+factor per second, from the largest gap it showed) predicts when it would finish, and the method
+predicted to finish first gets full turns while the other gets a third of that. A method whose progress comes late (column generation's bound often jumps in its
 last rounds) still gets a quarter of the time, so the time spent is at most about four times that
 of the faster method, and about 4/3 of it when the prediction is right.
 
@@ -73,14 +73,20 @@ class _Turns:
         self.starters = starters
         self.started: dict = {}
         self.seconds = dict.fromkeys(starters, 0.0)
-        self.rate: dict = {}  # per method: log(gap before / gap after) per second, its last turn
+        # per method: the largest own gap seen, and the rate log(that gap / the gap now) per
+        # second of all its turns
+        self.peak: dict = {}
+        self.rate: dict = {}
         self.declined: list[str] = []
 
     @staticmethod
     def _gap(method) -> float:
-        value, bound = method.value, method.bound
+        """The method's own gap measured with its last bound, not its best one: an interior
+        point's Lagrangian bound starts far below zero and climbs geometrically long before it
+        passes the best bound so far, and that climb is the progress to measure."""
+        value, bound = method.value, method.latest_bound
         if not (math.isfinite(value) and math.isfinite(bound)):
-            return 1.0
+            return math.inf
         return max(value - bound, 0.0) / max(abs(value), 1e-300)
 
     def predicted(self, name: str, tol: float) -> float:
@@ -88,13 +94,14 @@ class _Turns:
         before its first turn or when that turn closed nothing)."""
         rate = self.rate.get(name, 0.0)
         method = self.started.get(name)
-        if method is None or rate <= 0.0:
+        if method is None or rate <= 0.0 or not math.isfinite(self._gap(method)):
             return math.inf
         return math.log(max(self._gap(method), tol) / tol) / rate
 
     def lengths(self, names: list[str], seconds: float, tol: float) -> dict:
         """This round's turn lengths: ``seconds`` each, but the share :data:`TRAILING_SHARE` of it
-        for the method predicted to finish later when a prediction tells them apart."""
+        for the method predicted to finish later (a method with no progress yet, no prediction,
+        counts as later)."""
         predicted = {name: self.predicted(name, tol) for name in names}
         lengths = dict.fromkeys(names, seconds)
         if len(names) == 2 and min(predicted.values()) < math.inf:
@@ -117,11 +124,11 @@ class _Turns:
         "expired" when the solve's limits did, "declined" when the method declined, else
         "turn over"."""
         started = time.perf_counter()
-        method, gap_before = self.started.get(name), None
+        method = self.started.get(name)
         try:
             if method is None:
                 method = self.started[name] = self.starters[name]()
-            gap_before = self._gap(method)
+            self._measure(name)
             while True:
                 progressed = method.advance(window)
                 if self.closed(tol):
@@ -140,11 +147,20 @@ class _Turns:
             self.declined.append(f"{name} declined after {rounds} rounds: {reason.reason}")
             return "declined"
         finally:
-            spent = time.perf_counter() - started
-            self.seconds[name] += spent
-            if gap_before is not None and name in self.started and spent > 0:
-                gap_after = max(self._gap(self.started[name]), 1e-300)
-                self.rate[name] = math.log(max(gap_before, gap_after) / gap_after) / spent
+            self.seconds[name] += time.perf_counter() - started
+            if name in self.started:
+                self._measure(name)
+
+    def _measure(self, name: str) -> None:
+        """Update the method's peak gap and its rate over all its turns so far. Measured from the
+        peak, not the first gap: an interior point's first Lagrangian bounds fall far below zero
+        before they climb, and the climb is its progress."""
+        gap = self._gap(self.started[name])
+        if not math.isfinite(gap):
+            return
+        peak = self.peak[name] = max(self.peak.get(name, gap), gap)
+        if self.seconds[name] > 0:
+            self.rate[name] = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
 
     def solution(self, stopped: bool, path: list[str]) -> ContextSolution:
         design_from, bound_from = self.best()
