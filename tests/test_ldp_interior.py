@@ -1,5 +1,5 @@
-"""The structured interior-point method for the ε-LDP design LP against column generation (an
-independent exact algorithm) across ε, priors and losses, and its bound and privacy."""
+"""The structured interior-point method for the ε-LDP design LP against column generation and
+the LP written out in full across ε, priors and losses, and its bound and privacy."""
 
 import math
 
@@ -9,6 +9,7 @@ import pytest
 from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import solve_by_interior_point
+from tests.reference_lp import ldp_lp
 
 
 def _cost(kind: str, n: int, k: int, seed: int) -> np.ndarray:
@@ -24,12 +25,14 @@ def _cost(kind: str, n: int, k: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
 @pytest.mark.parametrize("kind,n,k", [("uniform-metric", 15, 15), ("dirichlet-random", 12, 12),
                                        ("zipf-square", 14, 14), ("uniform-random", 10, 16)])
-def test_agrees_with_column_generation(epsilon, kind, n, k):
+def test_agrees_with_column_generation_and_the_plain_lp(epsilon, kind, n, k):
     cost = _cost(kind, n, k, seed=int(10 * epsilon) + n)
     found = solve_by_interior_point(cost, epsilon)
     exact = solve_by_columns(cost, LDPCone(n, epsilon))
-    assert found.objective == pytest.approx(exact.objective, rel=1e-7, abs=1e-9)
-    assert found.bound <= exact.objective + 1e-12
+    plain = ldp_lp(cost, epsilon)
+    assert exact.objective == pytest.approx(plain, rel=1e-7, abs=1e-9)
+    assert found.objective == pytest.approx(plain, rel=1e-7, abs=1e-9)
+    assert found.bound <= plain + 1e-12
     K = found.matrix
     assert np.allclose(K.sum(axis=1), 1.0, atol=1e-12) and (K >= 0).all()
     ratio = K.max(axis=0) / K.min(axis=0)  # every column carries mass at every input

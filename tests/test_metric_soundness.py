@@ -2,8 +2,8 @@
 huge ε·d, haversine ranges and the metric's distance cache.
 
 References are independent of the package: the level straight from its definition (a loop over
-ordered pairs), and the design LP over every ordered pair written here with
-scipy.optimize.linprog (HiGHS at tight tolerances).
+ordered pairs), and the design LP over every ordered pair written out with
+scipy.optimize.linprog (HiGHS at tight tolerances, :mod:`tests.reference_lp`).
 """
 
 import gc
@@ -15,8 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 import mechdesign
 from mechdesign.core.domain import Domain
@@ -24,6 +22,7 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.metrics import Metric, _is_full_lattice
 from mechdesign.privacy.metric import TINY, MetricPrivacy
 from mechdesign.solvers.symmetry import find
+from tests.reference_lp import all_pairs_lp
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
@@ -45,30 +44,6 @@ def all_pairs_metric_level(K: np.ndarray, D: np.ndarray) -> float:
                     return math.inf
                 worst = max(worst, (math.log(a) - math.log(b)) / D[x, z])
     return worst
-
-
-def all_pairs_lp(cost: np.ndarray, D: np.ndarray, epsilon: float) -> float:
-    """min Σ C K over row-stochastic K with K[x,y] <= e^{ε d(x,x')} K[x',y] for every ordered
-    pair and output (no reduction)."""
-    n, m = cost.shape
-    rows, cols, vals = [], [], []
-    r = 0
-    for x in range(n):
-        for z in range(n):
-            if x == z:
-                continue
-            for y in range(m):
-                rows += [r, r]
-                cols += [x * m + y, z * m + y]
-                vals += [1.0, -math.exp(epsilon * D[x, z])]
-                r += 1
-    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, n * m))
-    A_eq = sp.kron(sp.eye(n), np.ones((1, m))).tocsr()
-    res = linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(r), A_eq=A_eq, b_eq=np.ones(n),
-                  bounds=(0, None), method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(res.fun)
 
 
 def _problem(points, kind="euclidean", epsilon=1.0, prior=None, **metric):
