@@ -72,3 +72,18 @@ def test_the_centred_targets_move_products_into_the_band():
                         np.where(products > high, np.maximum(high - products, -high), 0.0))
     assert (products < low).any() and (products > high).any()  # both sides of the band are tried
     np.testing.assert_allclose(t, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_the_predictor_and_corrector_targets():
+    n, k, epsilon = 4, 6, 2.0
+    _, K, m, _, lam, nu, top = _interior_point(n, k, epsilon, seed=5)
+    s1, s2 = K - m, top * m - K
+    c1, c2 = np.empty((n, k)), np.empty((n, k))
+    kernels.affine_targets(K, m, lam, nu, top, c1, c2)
+    np.testing.assert_allclose(c1, -s1 * lam, rtol=1e-15)
+    np.testing.assert_allclose(c2, -s2 * nu, rtol=1e-15)
+    rng = np.random.default_rng(6)
+    ds1, ds2, dlam, dnu = rng.normal(size=(4, n, k))
+    kernels.mehrotra_targets(K, m, lam, nu, top, 0.3, ds1, ds2, dlam, dnu, c1, c2)
+    np.testing.assert_allclose(c1, 0.3 - s1 * lam - ds1 * dlam, rtol=1e-13)
+    np.testing.assert_allclose(c2, 0.3 - s2 * nu - ds2 * dnu, rtol=1e-13)

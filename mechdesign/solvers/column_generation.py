@@ -232,9 +232,8 @@ class ColumnRounds:
             matrix[:, self._first] = 1.0
             return matrix
         solution, count = self._solution
-        width, incidence = self.master.width, self.master.incidence
-        for t, y in enumerate(self.master.chosen[:count]):
-            matrix[:, y] = incidence @ solution[t * width:(t + 1) * width]
+        blocks = solution[:count * self.master.width].reshape(count, self.master.width)
+        matrix[:, self.master.chosen[:count]] = self.master.incidence @ blocks.T
         return matrix
 
     def result(self, stopped: bool = False) -> ContextSolution:

@@ -139,7 +139,6 @@ class _Workspace:
          self.a, self.b, self.gP) = (np.empty((n, k)) for _ in range(10))
         self.directions = [_Direction(n, k), _Direction(n, k)]
         self.targets = [(np.empty((n, k)), np.empty((n, k))), (np.empty((n, k)), np.empty((n, k)))]
-        self.zeros = np.zeros((n, k))
 
 
 def _design(K: np.ndarray) -> np.ndarray:
@@ -224,7 +223,7 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
     step, spare = w.directions
     (c1, c2), (e1, e2) = w.targets
     # predictor (affine scaling): the targets −s·λ
-    kernels.mehrotra_targets(it.K, it.m, it.lam, it.nu, top, 0.0, w.zeros, w.zeros, w.zeros, w.zeros, c1, c2)
+    kernels.affine_targets(it.K, it.m, it.lam, it.nu, top, c1, c2)
     aff = direction(c1, c2, step)
     mu_aff = kernels.affine_products(it.K, it.m, it.lam, it.nu, top, aff.ds1, aff.ds2, aff.dlam, aff.dnu,
                                      aff.a_p, aff.a_d)

@@ -114,6 +114,16 @@ def affine_products(K, m, lam, nu, top, ds1, ds2, dlam, dnu, a_p, a_d):
 
 
 @njit(cache=True)
+def affine_targets(K, m, lam, nu, top, c1, c2):
+    """The predictor's complementarity targets c = −s·λ (filled in place)."""
+    n, k = K.shape
+    for x in range(n):
+        for y in range(k):
+            c1[x, y] = -(K[x, y] - m[y]) * lam[x, y]
+            c2[x, y] = -(top * m[y] - K[x, y]) * nu[x, y]
+
+
+@njit(cache=True)
 def mehrotra_targets(K, m, lam, nu, top, sigma_mu, ds1, ds2, dlam, dnu, c1, c2):
     """The corrector's complementarity targets c = σμ − s·λ − ds·dλ (filled in place)."""
     n, k = K.shape

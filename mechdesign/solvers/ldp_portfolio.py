@@ -77,7 +77,8 @@ class _Turns:
         # second of all its turns
         self.peak: dict = {}
         self.rate: dict = {}
-        self.declined: list[str] = []
+        self.declined: list[str] = []  # why each method that declined did
+        self.retired: set = set()  # the names of those methods: they get no more turns
 
     @staticmethod
     def _gap(method) -> float:
@@ -145,6 +146,7 @@ class _Turns:
             # proven, so they stay in the shared best; it only gets no more turns
             rounds = self.started[name].rounds if name in self.started else 0
             self.declined.append(f"{name} declined after {rounds} rounds: {reason.reason}")
+            self.retired.add(name)
             return "declined"
         finally:
             self.seconds[name] += time.perf_counter() - started
@@ -189,19 +191,15 @@ def solve_interleaved(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, in
     cone = LDPCone(cost.shape[0], epsilon)
     turns = _Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=tol, initial=initial),
                     InteriorPoint.name: lambda: InteriorPoint(cost, epsilon, tol=tol)})
-    seconds, declined = FIRST_TURN, set()
+    seconds = FIRST_TURN
     try:
-        while len(declined) < len(turns.starters):
-            names = [name for name in turns.starters if name not in declined]
+        while len(turns.retired) < len(turns.starters):
+            names = [name for name in turns.starters if name not in turns.retired]
             lengths = turns.lengths(names, seconds, tol)
             for name in names:
-                if name in declined:  # declined during this round
-                    continue
                 outcome = turns.play(name, _Turn(limits, lengths[name]), limits, tol)
                 if outcome in ("closed", "expired"):
                     return turns.solution(outcome == "expired", path)
-                if outcome == "declined":
-                    declined.add(name)
             seconds *= 2
         raise SolverDeclined("; ".join(turns.declined))
     finally:
