@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from mechdesign.privacy import LDP
 from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import solve_by_interior_point
@@ -42,3 +43,16 @@ def test_agrees_with_column_generation_and_the_plain_lp(epsilon, kind, n, k):
 def test_declines_epsilon_outside_its_range():
     with pytest.raises(SolverDeclined):
         solve_by_interior_point(np.ones((3, 3)), 25.0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_coincident_inputs_identical_rows_of_the_loss(epsilon):
+    rng = np.random.default_rng(3)
+    loss = rng.random((5, 7))
+    loss = np.vstack([loss, loss[:2], loss[:1]])  # inputs 5, 6 repeat 0, 1 and input 7 repeats 0
+    cost = rng.dirichlet(np.ones(8))[:, None] * loss
+    found = solve_by_interior_point(cost, epsilon)
+    plain = ldp_lp(cost, epsilon)
+    assert found.objective == pytest.approx(plain, rel=1e-7, abs=1e-9)
+    assert found.bound <= plain + 1e-12
+    assert LDP(epsilon).level(found.matrix) <= epsilon * (1 + 1e-9)
