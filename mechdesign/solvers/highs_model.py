@@ -81,21 +81,10 @@ def checked(status, what: str) -> None:
         raise SolverDeclined(f"HiGHS rejected {what}")
 
 
-def run_to_optimum(h: highspy.Highs) -> bool:
-    """Run; after a non-optimal status start once more without the warm basis (it can lead
-    the simplex astray: seen at k = 2000 in column generation and in cone pricing). Whether
-    the model is optimal."""
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        h.clearSolver()
-        h.run()
-    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-
-
 def resumable_run(h: highspy.Highs) -> highspy.HighsModelStatus:
     """Run; a run stopped by the time limit is left as it is (the next run resumes from its
-    basis), any other non-optimal end starts once more without the warm basis, as
-    :func:`run_to_optimum` does. The model status."""
+    basis), any other non-optimal end starts once more without the warm basis. The model
+    status."""
     h.run()
     status = h.getModelStatus()
     if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
@@ -103,6 +92,13 @@ def resumable_run(h: highspy.Highs) -> highspy.HighsModelStatus:
         h.run()
         status = h.getModelStatus()
     return status
+
+
+def run_to_optimum(h: highspy.Highs) -> bool:
+    """Run (:func:`resumable_run`: after a non-optimal status other than the time limit, once
+    more without the warm basis, which can lead the simplex astray: seen at k = 2000 in column
+    generation and in cone pricing). Whether the model is optimal."""
+    return resumable_run(h) == highspy.HighsModelStatus.kOptimal
 
 
 def basic_columns(h: highspy.Highs) -> tuple[np.ndarray, np.ndarray] | None:
