@@ -13,7 +13,7 @@ from mechdesign import Domain, Problem
 from mechdesign.core.limits import Limits
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
-from mechdesign.solvers import ldp_portfolio
+from mechdesign.solvers import ldp_portfolio, portfolio
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_portfolio import solve_interleaved
 from tests.reference_lp import ldp_lp
@@ -43,7 +43,7 @@ CASES = [(prior, loss) for prior in ("uniform", "dirichlet", "zipf") for loss in
 def test_agrees_with_theldp_lp(epsilon, prior, loss, monkeypatch):
     # turns of no length: one step of each method in turn, so that both run and either may
     # supply the design or the bound
-    monkeypatch.setattr(ldp_portfolio, "FIRST_TURN", 0.0)
+    monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)
     n, k = 7, 9
     p, L = _prior_and_loss(prior, loss, n, k, seed=int(100 * epsilon) + len(prior) + len(loss))
     cost = p[:, None] * L
@@ -93,7 +93,7 @@ def test_the_interior_point_finishes_when_column_generation_declines(monkeypatch
 def test_column_generation_finishes_beyond_the_interior_points_range(monkeypatch):
     from mechdesign.solvers.ldp_interior import MAX_EPSILON
 
-    monkeypatch.setattr(ldp_portfolio, "FIRST_TURN", 0.0)  # the interior point's turn comes
+    monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)  # the interior point's turn comes
     p, L = _prior_and_loss("uniform", "random", 6, 6, seed=5)
     cost = p[:, None] * L
     path: list[str] = []
@@ -137,9 +137,9 @@ class _Fake:
 
 def test_the_gap_closes_on_one_methods_design_and_the_others_bound():
     # neither method's own gap is closed: (1.0, 0.5) and (1.2, 1.0 − 1e-12); together they are
-    turns = ldp_portfolio._Turns({"a": lambda: _Fake("a", 1.0, 0.5), "b": lambda: _Fake("b", 1.2, 1.0 - 1e-12)})
-    assert turns.play("a", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "turn over"
-    assert turns.play("b", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "closed"
+    turns = portfolio.Turns({"a": lambda: _Fake("a", 1.0, 0.5), "b": lambda: _Fake("b", 1.2, 1.0 - 1e-12)})
+    assert turns.play("a", portfolio.Turn(None, 0.01), None, 1e-9) == "turn over"
+    assert turns.play("b", portfolio.Turn(None, 0.01), None, 1e-9) == "closed"
     path: list[str] = []
     solution = turns.solution(False, path)
     assert (solution.objective, solution.bound) == (1.0, 1.0 - 1e-12)
@@ -173,7 +173,7 @@ def test_a_time_limited_problem_ends_with_status_time_limit_and_a_certified_desi
 
 
 def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
-    turns = ldp_portfolio._Turns({"a": lambda: _Fake("a", 1.0, 1.0 - 1e-3), "b": lambda: _Fake("b", 1.0, 0.0)})
+    turns = portfolio.Turns({"a": lambda: _Fake("a", 1.0, 1.0 - 1e-3), "b": lambda: _Fake("b", 1.0, 0.0)})
     for name in "ab":
         turns.started[name] = turns.starters[name]()
     assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": 2.0}  # no turn seen yet
@@ -188,7 +188,7 @@ def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
 
 
 def test_progress_is_measured_with_the_latest_bound_not_the_best():
-    turns = ldp_portfolio._Turns({})
+    turns = portfolio.Turns({})
     climbing = _Fake("ipm", 1.0, 0.0)
     climbing.latest_bound = -99.0  # its Lagrangian bound is still far below the best one (0)
     assert turns._gap(climbing) == pytest.approx(100.0)
@@ -202,20 +202,20 @@ def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
             time.sleep(0.01)
             return True
 
-    turns = ldp_portfolio._Turns({"h": lambda: Halving("h", 1.0, 0.0)})
-    turns.play("h", ldp_portfolio._Turn(None, 0.05), None, 1e-9)
+    turns = portfolio.Turns({"h": lambda: Halving("h", 1.0, 0.0)})
+    turns.play("h", portfolio.Turn(None, 0.05), None, 1e-9)
     rounds = turns.started["h"].rounds
     assert rounds >= 2
     # log(1 / 2^-rounds) over the turn's seconds (a little more than 0.01 s per round)
     assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
     # a second turn: the rate runs from the peak (the first gap, 1) over both turns' seconds
-    turns.play("h", ldp_portfolio._Turn(None, 0.05), None, 1e-9)
+    turns.play("h", portfolio.Turn(None, 0.05), None, 1e-9)
     rounds = turns.started["h"].rounds
     assert turns.peak["h"] == 1.0
     assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
 
 
 def test_a_zero_gap_from_the_start_is_measured_without_error():
-    turns = ldp_portfolio._Turns({"z": lambda: _Fake("z", 1.0, 1.0)})  # closed before any round
-    assert turns.play("z", ldp_portfolio._Turn(None, 0.01), None, 1e-9) == "closed"
+    turns = portfolio.Turns({"z": lambda: _Fake("z", 1.0, 1.0)})  # closed before any round
+    assert turns.play("z", portfolio.Turn(None, 0.01), None, 1e-9) == "closed"
     assert turns.rate["z"] == 0.0

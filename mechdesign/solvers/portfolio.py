@@ -1,0 +1,187 @@
+"""Two exact methods in turns of growing length, sharing what they prove.
+
+Neither of two methods for one LP need be fast everywhere, and which one wins is often not known
+in advance: no threshold on ε or the size predicts it. So both run in turns (a quarter of a
+second each, then doubling after every round of turns), and the turns follow what each method
+shows while it runs: from its own gap (measured with its latest bound), the rate at which it has
+closed the gap over all its turns (a factor per second, from the largest gap it showed) predicts
+when it would finish, and the method predicted to finish first gets full turns while the other
+gets a third of that. A method whose progress comes late still gets a quarter of the time, so
+the time spent is at most about four times that of the faster method, and about 4/3 of it when
+the prediction is right.
+
+The two share what they prove: the design of least objective found by either, and the largest
+lower bound proven by either. The solve ends as soon as the best design is within the tolerance
+of the best bound, even when the design comes from one method and the bound from the other. A
+method that declines leaves the other to finish, and keeps its design and bound in the shared
+best.
+
+A method is a stepper: ``advance(window)`` runs one round within the window (a :class:`Turn`,
+which looks like :class:`~mechdesign.core.limits.Limits` to it) and returns whether it
+progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``name`` and
+``design()`` describe what it has; it raises
+:class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from mechdesign.core.limits import Limits
+from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.highs_model import SolverDeclined
+
+#: the length of each method's first turn, in seconds; every round of turns doubles it
+FIRST_TURN = 0.25
+#: the length of the turn of the method predicted to finish later, relative to the other's
+TRAILING_SHARE = 1.0 / 3.0
+
+
+class Turn:
+    """The time one method may use before the other's turn: until the turn's end or the solve's
+    deadline, whichever comes first. Looks like a :class:`Limits` to the methods (HiGHS is given
+    :meth:`remaining`)."""
+
+    def __init__(self, limits: Limits | None, seconds: float):
+        self.outer, self.end = limits, time.perf_counter() + seconds
+        self.time_limit = seconds
+
+    def remaining(self) -> float:
+        outer = math.inf if self.outer is None else self.outer.remaining()
+        return max(min(self.end - time.perf_counter(), outer), 0.0)
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+
+class Turns:
+    """The methods' bookkeeping: each is started at its first turn (so that the interior point's
+    dense |X|×|Y| arrays are never allocated when column generation finishes in its first turn),
+    and the seconds each has used."""
+
+    def __init__(self, starters: dict, name: str = "portfolio", floor: float = 1.0):
+        self.starters, self.name, self.floor = starters, name, floor
+        self.started: dict = {}
+        self.seconds = dict.fromkeys(starters, 0.0)
+        # per method: the largest own gap seen, and the rate log(that gap / the gap now) per
+        # second of all its turns
+        self.peak: dict = {}
+        self.rate: dict = {}
+        self.declined: list[str] = []  # why each method that declined did
+        self.retired: set = set()  # the names of those methods: they get no more turns
+
+    @staticmethod
+    def _gap(method) -> float:
+        """The method's own gap measured with its last bound, not its best one: an interior
+        point's Lagrangian bound starts far below zero and climbs geometrically long before it
+        passes the best bound so far, and that climb is the progress to measure."""
+        value, bound = method.value, method.latest_bound
+        if not (math.isfinite(value) and math.isfinite(bound)):
+            return math.inf
+        return max(value - bound, 0.0) / max(abs(value), 1e-300)
+
+    def predicted(self, name: str, tol: float) -> float:
+        """Seconds method ``name`` would need to close its own gap at its last turn's rate (inf
+        before its first turn or when that turn closed nothing)."""
+        rate = self.rate.get(name, 0.0)
+        method = self.started.get(name)
+        if method is None or rate <= 0.0 or not math.isfinite(self._gap(method)):
+            return math.inf
+        return math.log(max(self._gap(method), tol) / tol) / rate
+
+    def lengths(self, names: list[str], seconds: float, tol: float) -> dict:
+        """This round's turn lengths: ``seconds`` each, but the share :data:`TRAILING_SHARE` of it
+        for the method predicted to finish later (a method with no progress yet, no prediction,
+        counts as later)."""
+        predicted = {name: self.predicted(name, tol) for name in names}
+        lengths = dict.fromkeys(names, seconds)
+        if len(names) == 2 and min(predicted.values()) < math.inf:
+            trailing = max(names, key=lambda name: predicted[name])
+            if predicted[trailing] > min(predicted.values()):
+                lengths[trailing] = seconds * TRAILING_SHARE
+        return lengths
+
+    def best(self):
+        """(the method with the design of least value, the method with the largest bound)."""
+        running = list(self.started.values())
+        return min(running, key=lambda m: m.value), max(running, key=lambda m: m.bound)
+
+    def closed(self, tol: float) -> bool:
+        design_from, bound_from = self.best()
+        return design_from.value - bound_from.bound <= tol * max(self.floor, abs(design_from.value))
+
+    def play(self, name: str, window: Turn, limits: Limits | None, tol: float) -> str:
+        """Give method ``name`` the time of ``window``: "closed" when the shared gap closed,
+        "expired" when the solve's limits did, "declined" when the method declined, else
+        "turn over"."""
+        started = time.perf_counter()
+        method = self.started.get(name)
+        try:
+            if method is None:
+                method = self.started[name] = self.starters[name]()
+            self._measure(name)
+            while True:
+                progressed = method.advance(window)
+                if self.closed(tol):
+                    return "closed"
+                if progressed and limits is not None:
+                    design_from, bound_from = self.best()
+                    limits.report(f"{self.name} ({name})", method.rounds, design_from.value, bound_from.bound)
+                if limits is not None and limits.expired():
+                    return "expired"
+                if window.expired():
+                    return "turn over"
+        except SolverDeclined as reason:
+            # a method that declines keeps what it found: its design is feasible and its bound
+            # proven, so they stay in the shared best; it only gets no more turns
+            rounds = self.started[name].rounds if name in self.started else 0
+            self.declined.append(f"{name} declined after {rounds} rounds: {reason.reason}")
+            self.retired.add(name)
+            return "declined"
+        finally:
+            self.seconds[name] += time.perf_counter() - started
+            if name in self.started:
+                self._measure(name)
+
+    def _measure(self, name: str) -> None:
+        """Update the method's peak gap and its rate over all its turns so far. Measured from the
+        peak, not the first gap: an interior point's first Lagrangian bounds fall far below zero
+        before they climb, and the climb is its progress."""
+        gap = self._gap(self.started[name])
+        if not math.isfinite(gap):
+            return
+        peak = self.peak[name] = max(self.peak.get(name, gap), gap)
+        if self.seconds[name] > 0:
+            self.rate[name] = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
+
+    def solution(self, stopped: bool, path: list[str]) -> ContextSolution:
+        design_from, bound_from = self.best()
+        design = design_from.design()  # first: a method may re-measure its value on it
+        value = design_from.value
+        path.extend(self.declined)
+        path.append(", ".join(f"{name}: {method.rounds} rounds in {self.seconds[name]:.3g} s"
+                              for name, method in self.started.items())
+                    + f"; design from {design_from.name}, bound from {bound_from.name}"
+                    + (" (stopped at the time limit)" if stopped else ""))
+        return ContextSolution(design, value, min(bound_from.bound, value),
+                               sum(m.rounds for m in self.started.values()), design_from.columns, stopped)
+
+
+def interleave(turns: Turns, tol: float, limits: Limits | None, path: list[str]) -> ContextSolution:
+    """Play ``turns`` until the shared gap closes (relative to max(floor, |value|)) or
+    ``limits`` expire (``stopped=True``: the best design so far with the best bound); what
+    happened is appended to ``path``. Raises :class:`SolverDeclined` when every method declined
+    (the turns keep what they found: :meth:`Turns.solution`)."""
+    seconds = FIRST_TURN
+    while len(turns.retired) < len(turns.starters):
+        names = [name for name in turns.starters if name not in turns.retired]
+        lengths = turns.lengths(names, seconds, tol)
+        for name in names:
+            outcome = turns.play(name, Turn(limits, lengths[name]), limits, tol)
+            if outcome in ("closed", "expired"):
+                if turns.best()[0].design() is None:
+                    raise SolverDeclined("the time limit came before either method had a design")
+                return turns.solution(outcome == "expired", path)
+        seconds *= 2
+    raise SolverDeclined("; ".join(turns.declined))
