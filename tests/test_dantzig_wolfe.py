@@ -109,7 +109,7 @@ def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points
     if "lazy" in route:  # rays that stall at once hand the design to the lazy-pairs LP
         def stall(cost, *args, **kwargs):
             raise dantzig_wolfe.RaysStalled("stalled (test)", None)
-        monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
+        monkeypatch.setattr(dantzig_wolfe, "solve_portfolio", stall)
     problem = general_instance(kind, seed)
     ours = problem.solve()
     assert ours.solver["name"] == route
@@ -263,7 +263,7 @@ def test_a_lazy_lp_that_fails_leaves_the_rays_design_not_the_dense_lp(monkeypatc
     def fail(*args, **kwargs):
         raise SolverDeclined("a lazy-pairs LP ended Unknown (test)")
 
-    monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
+    monkeypatch.setattr(dantzig_wolfe, "solve_portfolio", stall)
     monkeypatch.setattr(dantzig_wolfe, "solve_lazily", fail)
     monkeypatch.setattr(dantzig_wolfe, "GENERAL_MIN_INPUTS", 2)  # not "small": no plain-LP rescue
     result = problem.solve()

@@ -155,7 +155,7 @@ def test_a_time_limited_solve_returns_a_certified_design_and_a_proven_bound():
     cost = prior[:, None] * Metric("euclidean").distances(Domain.from_grid(6, 6))
     optimum = all_pairs_lp(cost, Metric("euclidean").distances(Domain.from_grid(6, 6)), 0.25)
     assert stopped.solver["bound"] <= optimum * (1 + 1e-9) <= stopped.objective * (1 + 1e-9)
-    assert stopped.solver["progress"] and stopped.solver["progress"][0]["solver"] == dantzig_wolfe.NAME
+    assert stopped.solver["progress"] and stopped.solver["progress"][0]["solver"].startswith(dantzig_wolfe.PORTFOLIO_NAME)
 
 
 def test_a_large_grid_stops_at_its_time_limit_with_a_certified_design():
@@ -180,15 +180,16 @@ def test_lazy_pairs_stopped_early_give_a_private_design_and_a_proven_bound():
     assert found.bound <= all_pairs_lp(cost, metric.distances(dom), 0.5) + 1e-12
 
 
-def test_stalled_rays_hand_over_to_lazy_pairs_and_say_so(monkeypatch):
+def test_declined_methods_hand_over_to_lazy_pairs_and_say_so(monkeypatch):
     def stall(cost, *args, **kwargs):
         raise dantzig_wolfe.RaysStalled("the gap did not halve (forced)", None)
 
-    monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
+    monkeypatch.setattr(dantzig_wolfe, "solve_portfolio", stall)
     result = grid_problem(6, 0.5).solve()
     assert result.status == "optimal"
     path = result.solver["path"]
-    assert path[0].startswith("cone rays: the gap did not halve") and path[1].startswith("lazy pairs")
+    said = [k for k, step in enumerate(path) if "the gap did not halve (forced)" in step]
+    assert said and path[said[0] + 1].startswith("lazy pairs")
 
 
 def test_stalled_rays_carry_their_design_and_a_valid_bound():

@@ -210,7 +210,7 @@ def test_general_metric_routes_with_a_duplicate_point(epsilon, route, monkeypatc
         def stall(*args, **kwargs):
             raise mechdesign.solvers.dantzig_wolfe.RaysStalled("stalled (test)", None)
 
-        monkeypatch.setattr(mechdesign.solvers.dantzig_wolfe, "solve_metric", stall)
+        monkeypatch.setattr(mechdesign.solvers.dantzig_wolfe, "solve_portfolio", stall)
     pts = _scattered_with_duplicate()
     n = len(pts)
     prior = np.random.default_rng(1).dirichlet(np.ones(n))

@@ -161,7 +161,7 @@ def test_lazy_pairs_route_end_to_end(monkeypatch):
     def stall(*args, **kwargs):
         raise dantzig_wolfe.RaysStalled("stalled (test)", None)
 
-    monkeypatch.setattr(dantzig_wolfe, "solve_metric", stall)
+    monkeypatch.setattr(dantzig_wolfe, "solve_portfolio", stall)
     rng = np.random.default_rng(0)
     n, eps = 30, 0.5
     pts = Domain.from_points(rng.random((n, 2)))

@@ -21,6 +21,8 @@ from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
+from mechdesign.solvers.metric_interior import MetricInteriorPoint
+from mechdesign.solvers.portfolio import Turns, interleave
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
@@ -103,8 +105,9 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
 
 
 class RaysStalled(SolverDeclined):
-    """The ray master cannot close its gap (no improving ray while the bound lags, or the gap
-    stopped shrinking): ``solution`` is its best design with the bound proven so far."""
+    """The rays (or, in :func:`solve_portfolio`, both methods) cannot close the gap (no
+    improving ray while the bound lags, or the gap stopped shrinking): ``solution`` is the best
+    design with the bound proven so far, or None."""
 
     def __init__(self, reason: str, solution: ContextSolution):
         super().__init__(reason)
@@ -192,6 +195,101 @@ def _pricer(cost, distances, pairs, epsilon, symmetry: Symmetry, gap: float, ord
     return _Pricer(pricing, columns, weights, distances, epsilon, cap, cap < m, exact)
 
 
+class RayRounds:
+    """Rays one master round at a time (:meth:`advance`), so that a caller can interleave them
+    with another method (see :func:`solve_metric` for the method): :attr:`value` and
+    :meth:`design` are the last master's, :attr:`bound` the best bound proven so far (also
+    :attr:`latest_bound`: the rays' bound only grows), :attr:`done` whether they are within the
+    gap."""
+
+    name = "cone rays"
+
+    def __init__(self, cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                 epsilon: float, *, gap: float = 1e-9, max_rounds: int = 1000, symmetry: Symmetry | None = None,
+                 stall: int | None = None, order: np.ndarray | None = None):
+        n, m = cost.shape
+        self.cost, self.gap, self.max_rounds, self.stall = cost, gap, max_rounds, stall
+        self.symmetry = symmetry or trivial(n)
+        self.master = _seeded_master(cost, distances, epsilon, self.symmetry)
+        self.pricer = _pricer(cost, distances, pairs, epsilon, self.symmetry, gap, order)
+        self.pool: list[np.ndarray] = []
+        self.used: set[tuple[int, int]] = set()
+        self.noise = 1e-9 * float(np.abs(cost).max())  # the master's dual round-off
+        self.previous, self.gaps = None, []
+        self.rounds, self.done = 0, False
+        self.value, self._design = np.inf, None
+
+    @property
+    def bound(self) -> float:
+        return self.pricer.bound
+
+    @property
+    def latest_bound(self) -> float:
+        return self.pricer.bound
+
+    @property
+    def columns(self) -> int:
+        return len(self.master.outputs)
+
+    def design(self) -> np.ndarray:
+        return self._design
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        return ContextSolution(self._design, self.value, min(self.bound, self.value), self.rounds, self.columns,
+                               stopped)
+
+    def _stalled(self, why: str) -> RaysStalled:
+        gap_now = relative_gap(self.value, self.bound, scale=0.0)
+        return RaysStalled(f"{why} (round {self.rounds}, gap {gap_now:.2g})", self.result())
+
+    def advance(self, limits=None) -> bool:
+        """One round: the master, then cheap pooled rays or exact pricing. Returns False when
+        the master was cut short by ``limits`` (nothing changed); raises :class:`RaysStalled`
+        when no ray improves while the gap is open, after ``max_rounds``, or (with ``stall``)
+        when the gap has not halved over the last ``stall`` exact pricing rounds, and
+        :class:`SolverDeclined` when a master ends without an optimum before the deadline."""
+        if self.rounds >= self.max_rounds:
+            raise self._stalled(f"no proof within {self.max_rounds} rounds")
+        solved = self.master.solve(limits)
+        if solved is None:
+            if limits is not None and limits.expired():
+                return False
+            raise SolverDeclined(f"a ray master LP ended without an optimum (round {self.rounds + 1})")
+        self.rounds += 1
+        value, u = solved
+        self.value, self._design = value, self.master.matrix()
+        m = self.cost.shape[1]
+        a = self.cost - u[:, None]
+        threshold = -max(self.gap * abs(value) / max(m, 1), self.noise)
+        # cheap rays first (every ray priced so far, tried on every output), as long as they
+        # keep lowering the master value; otherwise exact pricing
+        stalled = self.previous is not None and value > self.previous - self.noise
+        self.previous = value
+        pricer = self.pricer
+        new_y, new_v = ([], []) if stalled else _pool_rays(self.pool, a, pricer.columns, threshold, self.used)
+        tightened = 0
+        if not new_y:  # exact (box-normalised) pricing: new rays and a rigorous bound
+            new_y, new_v, tightened = pricer.round(self.cost, u, threshold, limits)
+            self.used.update((y, len(self.pool) + t) for t, y in enumerate(new_y))
+            self.pool.extend(new_v)
+            self.gaps.append(relative_gap(value, pricer.bound, scale=0.0))
+        # relative to |value| alone (scale 0: no floor): a floor at 1e-6 of the objective's scale
+        # would stop designs of nearly zero loss before their value is proven to ``gap``
+        if relative_gap(value, pricer.bound, scale=0.0) <= self.gap:
+            self.done = True
+            return True
+        if limits is not None and limits.expired():
+            return True
+        if not new_y and not tightened:  # exact pricing ran and found nothing, its cone is final
+            raise self._stalled("no improving ray while the gap is open")
+        gaps, stall = self.gaps, self.stall
+        if stall and len(gaps) > stall and gaps[-1] > gaps[-1 - stall] / 2:
+            raise self._stalled(f"the gap did not halve over {stall} pricing rounds")
+        if new_y:
+            self.master.add(new_y, new_v)
+        return True
+
+
 def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                  epsilon: float, *, gap: float = 1e-9, max_rounds: int = 1000, symmetry: Symmetry | None = None,
                  limits=None, stall: int | None = None, order: np.ndarray | None = None) -> ContextSolution:
@@ -210,60 +308,23 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
     the best bound, ``stopped=True``. Raises :class:`RaysStalled` (carrying that design and
     bound) when no ray improves while the gap is open, after ``max_rounds``, or, with ``stall``
     set, when the gap has not halved over the last ``stall`` exact pricing rounds."""
-    n, m = cost.shape
-    symmetry = symmetry or trivial(n)
-    master = _seeded_master(cost, distances, epsilon, symmetry)
-    pricer = _pricer(cost, distances, pairs, epsilon, symmetry, gap, order)
-    pool: list[np.ndarray] = []
-    used: set[tuple[int, int]] = set()
-    noise = 1e-9 * float(np.abs(cost).max())  # the master's dual round-off
-    previous, gaps, why, last = None, [], f"no proof within {max_rounds} rounds", None
-    for rounds in range(1, max_rounds + 1):
-        solved = master.solve(limits)
-        if solved is None:
-            if last is not None and limits.expired():  # cut short by the deadline
-                return ContextSolution(last[0], last[1], min(pricer.bound, last[1]), rounds - 1,
-                                       len(master.outputs), True)
-            raise SolverDeclined(f"a ray master LP ended without an optimum (round {rounds})")
-        value, u = solved
-        if limits is not None and limits.time_limit is not None:
-            last = (master.matrix(), value)
-        a = cost - u[:, None]
-        threshold = -max(gap * abs(value) / max(m, 1), noise)
-        # cheap rays first (every ray priced so far, tried on every output), as long as they
-        # keep lowering the master value; otherwise exact pricing
-        stalled = previous is not None and value > previous - noise
-        previous = value
-        new_y, new_v = ([], []) if stalled else _pool_rays(pool, a, pricer.columns, threshold, used)
-        tightened = 0
-        if not new_y:  # exact (box-normalised) pricing: new rays and a rigorous bound
-            new_y, new_v, tightened = pricer.round(cost, u, threshold, limits)
-            used.update((y, len(pool) + t) for t, y in enumerate(new_y))
-            pool.extend(new_v)
-            gaps.append(relative_gap(value, pricer.bound, scale=0.0))
-        bound = pricer.bound
-        if limits is not None:
-            limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
-        # relative to |value| alone (scale 0: no floor): a floor at 1e-6 of the objective's scale
-        # would stop designs of nearly zero loss before their value is proven to ``gap``
-        if relative_gap(value, bound, scale=0.0) <= gap:
-            return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs))
+    run = RayRounds(cost, distances, pairs, epsilon, gap=gap, max_rounds=max_rounds, symmetry=symmetry,
+                    stall=stall, order=order)
+    while True:
+        progressed = run.advance(limits)
+        if progressed and limits is not None:
+            limits.report(NAME, run.rounds, run.value, run.bound if np.isfinite(run.bound) else None)
+        if run.done:
+            return run.result()
         if limits is not None and limits.expired():
-            return ContextSolution(master.matrix(), value, min(bound, value), rounds, len(master.outputs), True)
-        if not new_y and not tightened:  # exact pricing ran and found nothing, its cone is final
-            why = "no improving ray while the gap is open"
-            break
-        if stall and len(gaps) > stall and gaps[-1] > gaps[-1 - stall] / 2:
-            why = f"the gap did not halve over {stall} pricing rounds"
-            break
-        if new_y:
-            master.add(new_y, new_v)
-    gap_now = relative_gap(value, pricer.bound, scale=0.0)
-    raise RaysStalled(f"{why} (round {rounds}, gap {gap_now:.2g})",
-                      ContextSolution(master.matrix(), value, min(pricer.bound, value), rounds, len(master.outputs)))
+            if run.design() is None:
+                raise SolverDeclined("the time limit came before the first ray master's optimum")
+            return run.result(stopped=True)
 
 
 NAME = "HiGHS Dantzig-Wolfe (cone rays)"
+#: the progress reports' name for the rays and the interior point in turns
+PORTFOLIO_NAME = "HiGHS Dantzig-Wolfe + interior point"
 
 
 def pricing_order(outputs) -> np.ndarray | None:
@@ -277,35 +338,59 @@ def pricing_order(outputs) -> np.ndarray | None:
     return hilbert_order(pts) if pts.shape[1] == 2 else kd_order(pts)
 
 
+def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, limits, path: list[str],
+                    order: np.ndarray | None = None) -> ContextSolution:
+    """The rays and the interior point (:mod:`metric_interior`) in turns (:mod:`portfolio`)
+    until the best design is within ``gap`` of the best bound or ``limits`` expire; what
+    happened is appended to ``path``. Raises :class:`RaysStalled` carrying the best design
+    and bound (None when neither method had one) when both methods declined."""
+    epsilon = notion.epsilon
+    turns = Turns({RayRounds.name: lambda: RayRounds(cost, distances, (notion.i, notion.j), epsilon, gap=gap,
+                                                     symmetry=symmetry, stall=STALL_ROUNDS, order=order),
+                   MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, (notion.i, notion.j, notion.d),
+                                                                         epsilon, tol=gap,
+                                                                         repair=repairer(notion))},
+                  PORTFOLIO_NAME, floor=1e-300)
+    try:
+        return interleave(turns, gap, limits, path)
+    except SolverDeclined as declined:
+        designed = any(m.design() is not None for m in turns.started.values())
+        raise RaysStalled(declined.reason, turns.solution(False, path) if designed else None) from None
+
+
 def _solve_general(cost, distances, notion, points, gap: float, enough: float, limits,
                    path: list[str], order: np.ndarray | None = None) -> ContextSolution:
-    """One context: rays first, aiming at ``gap``; when they stall with their proven gap within
-    ``enough`` (the problem's tolerance, less a margin for the certificate's re-measurement),
-    their design; otherwise the lazy-pairs LP for a design of at most LAZY_MAX_ENTRIES entries,
-    or else the rays' best design with its proven bound. Each step is noted in ``path``."""
+    """One context: :func:`solve_portfolio`, aiming at ``gap``. When both its methods decline
+    with the best proven gap within ``enough`` (the problem's tolerance, less a margin for the
+    certificate's re-measurement), their best design; otherwise the lazy-pairs LP for a design
+    of at most LAZY_MAX_ENTRIES entries, or else their best design with its proven bound. Each
+    step is noted in ``path``."""
     symmetry = find(points, distances, cost)
+    if symmetry.order > 1:
+        path.append(f"cone rays: a symmetry group of order {symmetry.order}")
     try:
-        found = solve_metric(cost, distances, (notion.i, notion.j), notion.epsilon, gap=gap,
-                             symmetry=symmetry, limits=limits, stall=STALL_ROUNDS, order=order)
+        found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order)
     except RaysStalled as stalled:
-        path.append(f"cone rays: {stalled.reason}")
         best = stalled.solution
+        if best is None:  # no method got as far as a design: say why they declined
+            path.append(f"no design: {stalled.reason}")
         if best is not None and relative_gap(best.objective, best.bound, 0.0) <= enough:
-            path.append("cone rays: their proven gap is within the tolerance")
+            path.append("their proven gap is within the tolerance")
             return best
         if cost.size <= LAZY_MAX_ENTRIES:
-            path.append("lazy pairs: the rays stalled and the LP with lazy pair rows is affordable")
+            path.append("lazy pairs: both methods declined and the LP with lazy pair rows is affordable")
             try:
                 return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
-                                    incumbent=stalled.solution, repair=repairer(notion))
-            except SolverDeclined as declined:  # keep the rays' certified design, not a dense LP
-                path.append(f"lazy pairs: {declined.reason}; the rays' best design with its proven bound")
-                return stalled.solution
-        path.append("cone rays: best design with its proven bound (too large for the LP)")
-        return stalled.solution
-    note = "stopped at the time limit" if found.stopped else "gap closed"
-    path.append(f"cone rays: {note} after {found.rounds} rounds, {found.columns} columns"
-                + (f", symmetry of order {symmetry.order}" if symmetry.order > 1 else ""))
+                                    incumbent=best, repair=repairer(notion))
+            except SolverDeclined as declined:  # keep the certified design, not a dense LP
+                if best is None:
+                    raise
+                path.append(f"lazy pairs: {declined.reason}; the best design with its proven bound")
+                return best
+        if best is None:
+            raise
+        path.append("the best design with its proven bound (too large for the lazy-pairs LP)")
+        return best
     return found
 
 

@@ -1,0 +1,381 @@
+"""An interior-point method for the ε·d-privacy design LP over any metric, built on its block
+structure: each output's column has its own pair constraints, coupled to the others only by the
+rows' sums.
+
+The LP, over the pairs (a, b) whose constraints imply every other (the metric's privacy pairs)
+with coefficients c_ab = e^{ε d(a, b)},
+
+    min Σ_{x,y} C[x, y] K[x, y]   s.t.  Σ_y K[x, y] = 1,   K >= 0,
+                                         S[(a,b), y] = c_ab K[b, y] − K[a, y] >= 0,
+
+is solved by Mehrotra's predictor–corrector (Mehrotra, “On the implementation of a primal-dual
+interior point method”, SIAM J. Optim. 1992) with Gondzio's centrality correctors. Writing G for
+the pair map (S = G K column by column), μ for the bounds' duals and Λ for the pairs', the
+Newton system's K block is, for each output y, the |X| × |X| matrix
+
+    H_y = Gᵀ diag(Λ_y / S_y) G + diag(μ_y / K_y),
+
+which is positive definite at every interior iterate. The row sums couple the columns through one
+|X| × |X| system (Σ_y H_y⁻¹) Δu = …, so an iteration costs |Y| factorisations of size |X| and one
+more: O(|Y| |X|³) arithmetic and O(|Y| · pairs) memory, whatever ε, the prior and the loss are.
+The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
+step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
+
+Nothing here is trusted for the bound: for any Λ >= 0 the Lagrangian relaxation of the pair
+constraints over row-stochastic K is
+
+    L(Λ) = Σ_x min_y (C − GᵀΛ)[x, y] <= the optimum,
+
+evaluated at every iterate, and the run stops when the design's value is within ``tol`` of the
+best such bound. Coincident inputs (pairs at distance 0 both ways) must share their row; they are
+merged into one row before the iterations start, and the design gives each of them that row.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.highs_model import SolverDeclined
+
+NAME = "d-privacy interior point"
+#: iterations before the method gives up proving an optimum
+MAX_ITERATIONS = 200
+#: pairs whose ε·d exceeds this are left out of the iterations: their coefficients (beyond
+#: e^30) leave the Newton system's entries to round-off, and their constraints bind only on
+#: entries 1e-13 times smaller than their neighbours', which the certificate's envelope repair
+#: settles. The Lagrangian bound stays valid (a left-out pair is one with Λ = 0).
+MAX_EXPONENT = 30.0
+#: how close to the boundary a step may go (the fraction of the largest feasible step)
+STEP_FRACTION = 0.95
+TAU = 1.0
+#: centrality correctors per iteration at most (each one more solve with the same factors)
+MAX_CORRECTORS = 4
+#: the method declines when its proven gap has not halved over this many iterations (near the
+#: optimum the blocks' condition numbers pass 1e12 and round-off, not the path, sets the pace)
+STALL_ITERATIONS = 30
+#: the share of the memory available when the method starts that its arrays may take
+MEMORY_SHARE = 0.5
+#: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
+#: refinement), and of |X|² × outputs (the blocks and their inverses)
+PAIR_ARRAYS, BLOCK_ARRAYS = 24, 3
+
+
+def _check_memory(n: int, pairs: int, m: int) -> None:
+    """Decline when the iterations' arrays would take more than :data:`MEMORY_SHARE` of the
+    memory available now."""
+    need = 8.0 * (PAIR_ARRAYS * pairs * m + BLOCK_ARRAYS * n * n * m)
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # no sysconf: assume the need fits
+        return
+    if need > MEMORY_SHARE * available:
+        raise SolverDeclined(f"its arrays would take {need / 2**30:.1f} GB, more than half the "
+                             f"{available / 2**30:.1f} GB available")
+
+
+def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The group of each input: inputs joined by pairs at distance 0 in both orders (their rows
+    must be equal) share one. Labels are 0, 1, … in order of first appearance."""
+    zero = d == 0
+    both = set(zip(i[zero].tolist(), j[zero].tolist()))
+    parent = list(range(n))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in both:
+        if (b, a) in both:
+            parent[root(a)] = root(b)
+    roots = np.array([root(x) for x in range(n)])
+    _, labels = np.unique(roots, return_inverse=True)
+    first = {}
+    return np.array([first.setdefault(int(g), len(first)) for g in labels])
+
+
+class _Reduced:
+    """The LP over merged inputs: its cost, its pairs and coefficients, the pair map G and the
+    sparse map from the pairs' weights to the entries of every H_y."""
+
+    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray, epsilon: float):
+        n = cost.shape[0]
+        self.groups = coincident_groups(n, i, j, d)
+        g = int(self.groups.max()) + 1
+        self.cost = np.zeros((g, cost.shape[1]))
+        np.add.at(self.cost, self.groups, cost)
+        a, b = self.groups[i], self.groups[j]
+        keep = (a != b) & (epsilon * d <= MAX_EXPONENT)
+        if np.any((d[keep] <= 0)):
+            raise SolverDeclined("a pair at distance 0 in one order only (not a metric)")
+        # one pair per ordered pair of groups, at the smallest exponent (the tightest constraint)
+        exponent = epsilon * d[keep]
+        key = a[keep] * g + b[keep]
+        order = np.lexsort((exponent, key))
+        key, exponent = key[order], exponent[order]
+        first = np.concatenate([[True], key[1:] != key[:-1]]) if key.size else np.zeros(0, bool)
+        self.a, self.b = key[first] // g, key[first] % g
+        self.coef = np.exp(exponent[first])
+        p = self.a.size
+        rows = np.concatenate([np.arange(p)] * 2)
+        self.G = sp.csr_matrix((np.concatenate([-np.ones(p), self.coef]), (rows, np.concatenate([self.a, self.b]))),
+                               shape=(p, g))
+        self.GT = self.G.T.tocsr()
+        # H_y's entries (flattened row-major) as a linear map of the pairs' weights Λ/S
+        a_, b_, c_ = self.a, self.b, self.coef
+        entries = np.concatenate([a_ * g + a_, b_ * g + b_, a_ * g + b_, b_ * g + a_])
+        values = np.concatenate([np.ones(p), c_ * c_, -c_, -c_])
+        self.E = sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
+
+
+class _Iterate:
+    """The primal (K, S) and dual (u, μ, Λ) iterate: K uniform over the outputs (rows sum to 1,
+    every pair's slack (c − 1)/|Y| > 0) and every complementarity product equal."""
+
+    def __init__(self, lp: _Reduced):
+        g, m = lp.cost.shape
+        self.K = np.full((g, m), 1.0 / m)
+        self.S = lp.G @ self.K
+        tau = TAU * (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
+        self.lam = tau / self.S
+        reduced = lp.cost - lp.GT @ self.lam
+        self.u = reduced.min(axis=1) - tau * m
+        self.mu = reduced - self.u[:, None]
+
+
+def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
+    """The largest α <= 1 with x + α dx >= 0 (x > 0)."""
+    ratios = np.divide(x, dx, out=np.full(x.shape, -np.inf), where=dx < 0)
+    return float(min(1.0, -ratios.max(initial=-1.0)))
+
+
+class _Newton:
+    """The Newton system at one iterate: every output's H_y⁻¹ and the Cholesky factor of
+    Σ_y H_y⁻¹, shared by the predictor and the correctors."""
+
+    def __init__(self, lp: _Reduced, it: _Iterate):
+        g, m = it.K.shape
+        self.w = it.lam / it.S  # the pairs' weights (P, m)
+        blocks = np.ascontiguousarray((lp.E @ self.w).T).reshape(m, g, g)
+        blocks[:, np.arange(g), np.arange(g)] += (it.mu / it.K).T
+        inverse = np.empty_like(blocks)
+        for y in range(m):
+            inverse[y] = _spd_inverse(blocks[y])
+        self.inverse = inverse
+        self.factor = _cholesky(inverse.sum(axis=0))
+
+    def apply(self, v: np.ndarray) -> np.ndarray:
+        """H_y⁻¹ v[:, y] for every output y, as a (g, m) array."""
+        return np.matmul(self.inverse, v.T[:, :, None])[:, :, 0].T
+
+    def apply_row(self, du: np.ndarray) -> np.ndarray:
+        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
+        return (self.inverse @ du).T
+
+
+def _spd_inverse(h: np.ndarray) -> np.ndarray:
+    """The inverse of a symmetric positive definite block, by its Cholesky factor, with a growing
+    diagonal shift when round-off has cost it its definiteness near the optimum."""
+    potrf, potri = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
+    shift, scale = 0.0, float(np.max(np.diag(h))) or 1.0
+    for _ in range(8):
+        factor, info = potrf(h if shift == 0.0 else h + shift * np.eye(len(h)), lower=1, clean=0)
+        if info == 0:
+            inv, info = potri(factor, lower=1)
+            if info == 0:
+                inv = np.tril(inv)
+                return inv + np.tril(inv, -1).T
+        shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
+    raise SolverDeclined("the interior-point system lost definiteness")
+
+
+def _cholesky(system: np.ndarray):
+    shift, scale = 0.0, float(np.max(np.abs(np.diag(system)))) or 1.0
+    for _ in range(8):
+        try:
+            return scipy.linalg.cho_factor(system if shift == 0.0 else system + shift * np.eye(len(system)),
+                                           lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
+    raise SolverDeclined("the interior-point system lost definiteness")
+
+
+def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
+           t_S: np.ndarray) -> list[np.ndarray]:
+    """(dK, du, dS, dλ, dμ) solving the Newton equations
+        Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
+    by the block elimination of the module docstring."""
+    rhs = t_K / it.K + lp.GT @ (t_S / it.S) - r_d
+    v = newton.apply(rhs)
+    du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
+    dK = v + newton.apply_row(du)
+    dS = lp.G @ dK
+    return [dK, du, dS, (t_S - it.lam * dS) / it.S, (t_K - it.mu * dK) / it.K]
+
+
+#: iterative refinement steps per direction: near the optimum the blocks' condition numbers
+#: pass 1e12 and one elimination leaves the dual equation off by more than the residual it
+#: should remove (the iterates stall at a relative gap near 1e-6 without refinement)
+REFINEMENTS = 2
+
+
+class _Direction:
+    """One search direction and its largest interior step lengths; :meth:`refine` improves it
+    against the unreduced Newton equations before it is taken."""
+
+    def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
+                 t_K: np.ndarray, t_S: np.ndarray):
+        self.lp, self.it, self.newton, self.rhs = lp, it, newton, (r_p, r_d, t_K, t_S)
+        self.dK, self.du, self.dS, self.dlam, self.dmu = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        self._lengths()
+
+    def _lengths(self) -> None:
+        it = self.it
+        self.a_p = min(_max_step(it.K, self.dK), _max_step(it.S, self.dS))
+        self.a_d = min(_max_step(it.mu, self.dmu), _max_step(it.lam, self.dlam))
+
+    def refine(self) -> None:
+        """Iterative refinement (:data:`REFINEMENTS` steps), then the bounds' duals from the dual
+        equation itself: what round-off is left lands in the complementarity products (which
+        the next step corrects) instead of accumulating in the dual residual (which spoils the
+        Lagrangian bound)."""
+        lp, it, newton = self.lp, self.it, self.newton
+        r_p, r_d, t_K, t_S = self.rhs
+        d = [self.dK, self.du, self.dS, self.dlam, self.dmu]
+        for _ in range(REFINEMENTS):
+            dK, du, dS, dlam, dmu = d
+            fix = _solve(lp, it, newton, r_p - dK.sum(axis=1), r_d - du[:, None] - dmu - lp.GT @ dlam,
+                         t_K - it.mu * dK - it.K * dmu, t_S - it.lam * dS - it.S * dlam)
+            d = [a + b for a, b in zip(d, fix)]
+        self.dK, self.du, self.dS, self.dlam, self.dmu = d
+        self._lengths()
+        by_complementarity = self.dmu, self.a_d
+        self.dmu = r_d - self.du[:, None] - lp.GT @ self.dlam
+        self._lengths()
+        if self.a_d < 0.5 * by_complementarity[1]:  # the dual equation's dμ would block the step
+            self.dmu, self.a_d = by_complementarity
+
+
+class MetricInteriorPoint:
+    """The method one iteration at a time (:meth:`advance`), so that a caller can interleave it
+    with another method: :attr:`value` and :meth:`design` are the best design so far (the
+    iterate of least objective, rows rescaled to sum to 1 exactly), :attr:`bound` the best bound
+    proven so far, :attr:`latest_bound` the last iterate's, and :attr:`done` whether value and
+    bound are within ``tol``·max(|value|, 1e-300)."""
+
+    name = "interior point"
+
+    def __init__(self, cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
+                 tol: float = 1e-9, repair=None):
+        i, j, d = (np.asarray(p) for p in pairs)
+        _check_memory(cost.shape[0], i.size, cost.shape[1])
+        self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
+        self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
+        self.it = _Iterate(self.lp)
+        self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
+        self.rounds, self.done = 0, False
+        self.gaps: list[float] = []
+        self._evaluate()
+
+    @property
+    def columns(self) -> int:
+        """The outputs the method works with: all of them."""
+        return self.lp.cost.shape[1]
+
+    def _evaluate(self) -> None:
+        it, lp = self.it, self.lp
+        design = it.K / it.K.sum(axis=1, keepdims=True)
+        value = float((lp.cost * design).sum())
+        if value < self.value:
+            self.value, self._design, self._repaired = value, design, None
+        reduced = lp.cost - lp.GT @ it.lam
+        self.latest_bound = float(reduced.min(axis=1).sum())
+        self.bound = max(self.bound, self.latest_bound)
+        self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
+
+    def design(self) -> np.ndarray:
+        """The best design over the original inputs (coincident ones share their row), through
+        ``repair`` when one was given (a function K -> private K, or None when it cannot): the
+        iterate is private up to round-off, which can leave entries near 1e-17 out of ratio
+        with their neighbours. :attr:`value` is then the repaired design's."""
+        if self._repaired is None:
+            k = self._design[self.lp.groups]
+            fixed = self.repair(k) if self.repair is not None else None
+            if fixed is not None:
+                k = fixed
+                self.value = float((self.cost * k).sum())
+            self._repaired = k
+        return self._repaired
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        design = self.design()
+        return ContextSolution(design, self.value, min(self.bound, self.value), self.rounds,
+                               self.columns, stopped)
+
+    def advance(self, limits=None) -> bool:
+        """One predictor–corrector step, then the new iterate's design and bound. Raises
+        :class:`SolverDeclined` after :data:`MAX_ITERATIONS` steps or when the system breaks
+        down. (``limits`` is not needed: one step is one set of factorisations.)"""
+        if self.rounds >= MAX_ITERATIONS:
+            raise SolverDeclined(f"no proof of optimality within {MAX_ITERATIONS} interior-point iterations "
+                                 f"(gap {self.value - self.bound:.3g})")
+        gaps = self.gaps
+        if len(gaps) > STALL_ITERATIONS and gaps[-1] > gaps[-1 - STALL_ITERATIONS] / 2:
+            raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
+                                 f"(gap {gaps[-1]:.2g})")
+        self.rounds += 1
+        _step(self.lp, self.it)
+        self._evaluate()
+        gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
+        return True
+
+
+def _step(lp: _Reduced, it: _Iterate) -> None:
+    """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
+    correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
+    programming”, Comput. Optim. Appl. 1996)."""
+    newton = _Newton(lp, it)
+    r_d = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    r_p = 1.0 - it.K.sum(axis=1)
+    pK, pS = it.K * it.mu, it.S * it.lam
+    count = pK.size + pS.size
+    mu = (pK.sum() + pS.sum()) / count
+    aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
+    mu_aff = (((it.K + aff.a_p * aff.dK) * (it.mu + aff.a_d * aff.dmu)).sum()
+              + ((it.S + aff.a_p * aff.dS) * (it.lam + aff.a_d * aff.dlam)).sum()) / count
+    target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
+    tK, tS = target - pK - aff.dK * aff.dmu, target - pS - aff.dS * aff.dlam
+    step = _Direction(lp, it, newton, r_d, r_p, tK, tS)
+    # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
+    # products that fall outside [0.1, 10]·σμ back into it
+    lo, hi = 0.1 * target, 10.0 * target
+    for _ in range(MAX_CORRECTORS):
+        goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
+        trial_tK = tK + _centring((it.K + goal_p * step.dK) * (it.mu + goal_d * step.dmu), lo, hi)
+        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi)
+        trial = _Direction(lp, it, newton, r_d, r_p, trial_tK, trial_tS)
+        if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
+            break
+        step, tK, tS = trial, trial_tK, trial_tS
+    step.refine()
+    a_p, a_d = STEP_FRACTION * step.a_p, STEP_FRACTION * step.a_d
+    if not (math.isfinite(a_p) and math.isfinite(a_d)):
+        raise SolverDeclined("the interior-point direction is not finite")
+    it.K += a_p * step.dK
+    it.S += a_p * step.dS
+    it.u += a_d * step.du
+    it.mu += a_d * step.dmu
+    it.lam += a_d * step.dlam
+
+
+def _centring(products: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """The change that moves each complementarity product into [lo, hi], the large ones' change
+    capped at −hi (Gondzio's rule)."""
+    return np.maximum(np.clip(products, lo, hi) - products, -hi)

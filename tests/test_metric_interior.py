@@ -1,0 +1,160 @@
+"""The d-privacy interior point against the LP written out in full (every ordered pair, every
+output; scipy/HiGHS at tight tolerances) across ε, priors and losses; its bound, its coincident
+inputs, its refusals, and its place in the general-metric portfolio."""
+
+import numpy as np
+import pytest
+
+from mechdesign import Domain, Metric, MetricPrivacy, Problem
+from mechdesign.core.objectives import ExpectedLoss
+from mechdesign.solvers import dantzig_wolfe, metric_interior
+from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.lazy_pairs import repairer
+from mechdesign.solvers.metric_interior import MetricInteriorPoint, coincident_groups
+from tests.reference_lp import all_pairs_lp
+
+EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def _prior(kind: str, n: int, rng) -> np.ndarray:
+    if kind == "uniform":
+        return np.full(n, 1.0 / n)
+    if kind == "dirichlet":
+        return rng.dirichlet(np.ones(n))
+    w = 1.0 / np.arange(1, n + 1) ** 1.1
+    return rng.permutation(w / w.sum())
+
+
+def _instance(kind: str, epsilon: float, prior: str, loss: str, seed: int = 0):
+    rng = np.random.default_rng([seed, sum(map(ord, kind + prior + loss))])
+    # coordinates within a unit square, so that e^{εd} stays within what the reference LP
+    # solves reliably (e^12) at every ε
+    grid = np.array([(a, b) for a in range(4) for b in range(4)], dtype=float) / 3.0
+    dom = Domain.from_points(grid if kind == "grid" else rng.random((14, 2)))
+    metric = Metric("euclidean")
+    notion = MetricPrivacy(epsilon, metric, dom)
+    d = metric.distances(dom)
+    n = len(dom)
+    L = {"metric": d, "squared": d ** 2, "random": rng.random((n, n))}[loss]
+    cost = _prior(prior, n, rng)[:, None] * L
+    return cost / np.abs(cost).max(), d, notion
+
+
+def _run(cost, notion, tol=1e-8):
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=tol,
+                              repair=repairer(notion))
+    try:
+        while not run.done:
+            run.advance()
+    except SolverDeclined:  # stalled on round-off: what it proved stands
+        pass
+    return run
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("prior", ["uniform", "dirichlet", "zipf"])
+@pytest.mark.parametrize("loss", ["metric", "squared", "random"])
+@pytest.mark.parametrize("kind", ["grid", "points"])
+def test_agrees_with_the_full_lp(kind, epsilon, prior, loss):
+    cost, d, notion = _instance(kind, epsilon, prior, loss)
+    optimum = all_pairs_lp(cost, d, epsilon)
+    run = _run(cost, notion)
+    design = run.design()  # repaired: the value is re-measured on it
+    scale = max(abs(optimum), 1e-12)
+    assert run.bound <= optimum + 1e-9 * scale  # a valid bound
+    assert run.value >= optimum - 1e-9 * scale  # a feasible design cannot beat the optimum
+    # the design converges to the optimum; the bound lags where round-off slows the dual
+    # iterates near the end (the portfolio's other method, or the lazy LP, then closes the gap)
+    assert run.value - optimum <= 1e-7 * scale and optimum - run.bound <= 1e-5 * scale
+    assert np.allclose(design.sum(axis=1), 1.0, atol=1e-12) and design.min() >= 0.0
+    assert notion.level(design) <= epsilon + 1e-9
+
+
+def test_the_bound_holds_at_every_iterate():
+    # the Lagrangian bound is valid for any Λ >= 0, so for the first, far-off iterates too
+    cost, d, notion = _instance("points", 0.5, "dirichlet", "random", seed=3)
+    optimum = all_pairs_lp(cost, d, 0.5)
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.5, tol=1e-8)
+    for _ in range(12):
+        assert run.latest_bound <= optimum + 1e-12 and run.value >= optimum - 1e-12
+        run.advance()
+
+
+def test_coincident_inputs_share_their_row():
+    rng = np.random.default_rng(5)
+    pts = rng.random((12, 2)) * 2.0
+    pts[3] = pts[0]
+    pts[7] = pts[0]
+    pts[9] = pts[5]
+    dom = Domain.from_points(pts)
+    metric = Metric("euclidean")
+    d = metric.distances(dom)
+    for epsilon in (0.1, 1.0, 8.0):
+        notion = MetricPrivacy(epsilon, metric, dom)
+        cost = rng.dirichlet(np.ones(12))[:, None] * rng.random((12, 12))
+        groups = coincident_groups(12, notion.i, notion.j, notion.d)
+        assert groups[0] == groups[3] == groups[7] and groups[5] == groups[9] and len(set(groups)) == 9
+        optimum = all_pairs_lp(cost, d, epsilon)
+        run = _run(cost, notion)
+        design = run.design()
+        assert np.array_equal(design[0], design[3]) and np.array_equal(design[5], design[9])
+        assert run.bound <= optimum + 1e-12 and run.value - optimum <= 1e-6 * optimum
+        assert notion.level(design) <= epsilon + 1e-9
+
+
+def test_a_zero_distance_one_way_is_refused():
+    # not a metric: merging the pair would tie rows the constraints leave free
+    cost = np.random.default_rng(0).random((3, 3))
+    i, j, d = np.array([0, 1, 0, 2, 1, 2]), np.array([1, 0, 2, 0, 2, 1]), np.array([0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    with pytest.raises(SolverDeclined, match="one order only"):
+        MetricInteriorPoint(cost, (i, j, d), 1.0)
+
+
+def test_it_declines_what_would_not_fit_in_memory(monkeypatch):
+    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
+    monkeypatch.setattr(metric_interior, "MEMORY_SHARE", 1e-12)
+    with pytest.raises(SolverDeclined, match="GB"):
+        MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+
+
+def test_it_declines_when_its_gap_stops_halving(monkeypatch):
+    cost, d, notion = _instance("points", 1.0, "zipf", "random")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=0.0)
+    monkeypatch.setattr(metric_interior, "STALL_ITERATIONS", 3)
+    run.gaps[:] = [1e-9, 1e-9, 1e-9, 1e-9]  # as if four iterations had closed nothing
+    with pytest.raises(SolverDeclined, match="did not halve over 3"):
+        run.advance()
+
+
+def _scattered_problem(epsilon: float, n: int = 40, seed: int = 2) -> Problem:
+    rng = np.random.default_rng(seed)
+    dom = Domain.from_points(rng.random((n, 2)) * 4.0)
+    metric = Metric("euclidean")
+    d = metric.distances(dom)
+    return Problem(inputs=dom, privacy=[MetricPrivacy(epsilon, metric, dom)],
+                   objective=ExpectedLoss(d ** 2, {"default": rng.dirichlet(np.ones(n))}))
+
+
+@pytest.mark.parametrize("epsilon", [0.25, 2.0])
+def test_the_interior_point_finishes_alone_when_the_rays_decline(epsilon, monkeypatch):
+    def decline(self, limits=None):
+        raise SolverDeclined("declined (test)")
+
+    monkeypatch.setattr(dantzig_wolfe.RayRounds, "advance", decline)
+    problem = _scattered_problem(epsilon)
+    ours = problem.solve()
+    plain = problem.solve(solver="highs")
+    assert ours.status == plain.status == "optimal" and ours.holds
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-6)
+    assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
+    path = " | ".join(ours.solver["path"])
+    assert "cone rays declined after 0 rounds: declined (test)" in path
+    assert "design from interior point, bound from interior point" in path
+
+
+def test_the_path_names_both_methods():
+    problem = _scattered_problem(0.5)
+    result = problem.solve()
+    assert result.status == "optimal"
+    path = " | ".join(result.solver["path"])
+    assert "cone rays:" in path and "design from" in path
