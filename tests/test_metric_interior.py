@@ -63,9 +63,7 @@ def test_agrees_with_the_full_lp(kind, epsilon, prior, loss):
     scale = max(abs(optimum), 1e-12)
     assert run.bound <= optimum + 1e-9 * scale  # a valid bound
     assert run.value >= optimum - 1e-9 * scale  # a feasible design cannot beat the optimum
-    # the design converges to the optimum; the bound lags where round-off slows the dual
-    # iterates near the end (the portfolio's other method, or the lazy LP, then closes the gap)
-    assert run.value - optimum <= 1e-7 * scale and optimum - run.bound <= 1e-5 * scale
+    assert run.value - run.bound <= 1e-7 * scale  # and both are close to it
     assert np.allclose(design.sum(axis=1), 1.0, atol=1e-12) and design.min() >= 0.0
     assert notion.level(design) <= epsilon + 1e-9
 

@@ -18,6 +18,10 @@ Newton system's K block is, for each output y, the |X| × |X| matrix
 which is positive definite at every interior iterate. The row sums couple the columns through one
 |X| × |X| system (Σ_y H_y⁻¹) Δu = …, so an iteration costs |Y| factorisations of size |X| and one
 more: O(|Y| |X|³) arithmetic and O(|Y| · pairs) memory, whatever ε, the prior and the loss are.
+Near the optimum the diagonal of H_y spans twenty orders of magnitude (the weights Λ/S of tight
+and of slack pairs), so each block is scaled to a unit diagonal before it is factorised and its
+solves use the factor, not the inverse: without that the dual iterates drift once the gap
+reaches about 1e-6, with it the gap closes to 1e-10.
 The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
 step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
 
@@ -56,13 +60,13 @@ STEP_FRACTION = 0.95
 TAU = 1.0
 #: centrality correctors per iteration at most (each one more solve with the same factors)
 MAX_CORRECTORS = 4
-#: the method declines when its proven gap has not halved over this many iterations (near the
-#: optimum the blocks' condition numbers pass 1e12 and round-off, not the path, sets the pace)
+#: the method declines when its proven gap has not halved over this many iterations (when
+#: round-off, not the path, sets the pace near the optimum)
 STALL_ITERATIONS = 30
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
-#: refinement), and of |X|² × outputs (the blocks and their inverses)
+#: correctors' targets), and of |X|² × outputs (the blocks, their factors and inverses)
 PAIR_ARRAYS, BLOCK_ARRAYS = 24, 3
 
 
@@ -157,41 +161,55 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 
 
 class _Newton:
-    """The Newton system at one iterate: every output's H_y⁻¹ and the Cholesky factor of
-    Σ_y H_y⁻¹, shared by the predictor and the correctors."""
+    """The Newton system at one iterate: every output's block H_y, scaled to a unit diagonal and
+    factorised, its inverse, and the Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and
+    the correctors."""
 
     def __init__(self, lp: _Reduced, it: _Iterate):
         g, m = it.K.shape
         self.w = it.lam / it.S  # the pairs' weights (P, m)
         blocks = np.ascontiguousarray((lp.E @ self.w).T).reshape(m, g, g)
         blocks[:, np.arange(g), np.arange(g)] += (it.mu / it.K).T
+        # the diagonal spans many orders of magnitude near the optimum: factorise D H D with
+        # D = diag(H)^-1/2, whose diagonal is 1 (the Cholesky factor's error is then relative to
+        # each entry's own scale, not to the largest)
+        self.scale = 1.0 / np.sqrt(blocks[:, np.arange(g), np.arange(g)])  # (m, g)
+        blocks *= self.scale[:, :, None]
+        blocks *= self.scale[:, None, :]
+        self.factors = np.empty_like(blocks)
         inverse = np.empty_like(blocks)
         for y in range(m):
-            inverse[y] = _spd_inverse(blocks[y])
-        self.inverse = inverse
+            self.factors[y], inverse[y] = _spd_inverse(blocks[y])
+        inverse *= self.scale[:, :, None]
+        inverse *= self.scale[:, None, :]
         self.factor = _cholesky(inverse.sum(axis=0))
 
     def apply(self, v: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ v[:, y] for every output y, as a (g, m) array."""
-        return np.matmul(self.inverse, v.T[:, :, None])[:, :, 0].T
+        """H_y⁻¹ v[:, y] for every output y, as a (g, m) array, by the blocks' factors."""
+        potrs = scipy.linalg.lapack.dpotrs
+        out = np.empty_like(v)
+        scaled = v * self.scale.T
+        for y in range(v.shape[1]):
+            out[:, y] = potrs(self.factors[y], scaled[:, y], lower=1)[0]
+        return out * self.scale.T
 
     def apply_row(self, du: np.ndarray) -> np.ndarray:
         """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
-        return (self.inverse @ du).T
+        return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
 
 
-def _spd_inverse(h: np.ndarray) -> np.ndarray:
-    """The inverse of a symmetric positive definite block, by its Cholesky factor, with a growing
-    diagonal shift when round-off has cost it its definiteness near the optimum."""
+def _spd_inverse(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Cholesky factor and the inverse of a symmetric positive definite block, with a
+    growing diagonal shift when round-off has cost it its definiteness near the optimum."""
     potrf, potri = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
     shift, scale = 0.0, float(np.max(np.diag(h))) or 1.0
     for _ in range(8):
-        factor, info = potrf(h if shift == 0.0 else h + shift * np.eye(len(h)), lower=1, clean=0)
+        factor, info = potrf(h if shift == 0.0 else h + shift * np.eye(len(h)), lower=1, clean=1)
         if info == 0:
             inv, info = potri(factor, lower=1)
             if info == 0:
                 inv = np.tril(inv)
-                return inv + np.tril(inv, -1).T
+                return factor, inv + np.tril(inv, -1).T
         shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
     raise SolverDeclined("the interior-point system lost definiteness")
 
@@ -220,47 +238,14 @@ def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np
     return [dK, du, dS, (t_S - it.lam * dS) / it.S, (t_K - it.mu * dK) / it.K]
 
 
-#: iterative refinement steps per direction: near the optimum the blocks' condition numbers
-#: pass 1e12 and one elimination leaves the dual equation off by more than the residual it
-#: should remove (the iterates stall at a relative gap near 1e-6 without refinement)
-REFINEMENTS = 2
-
-
 class _Direction:
-    """One search direction and its largest interior step lengths; :meth:`refine` improves it
-    against the unreduced Newton equations before it is taken."""
+    """One search direction and its largest interior step lengths."""
 
     def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
                  t_K: np.ndarray, t_S: np.ndarray):
-        self.lp, self.it, self.newton, self.rhs = lp, it, newton, (r_p, r_d, t_K, t_S)
         self.dK, self.du, self.dS, self.dlam, self.dmu = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
-        self._lengths()
-
-    def _lengths(self) -> None:
-        it = self.it
         self.a_p = min(_max_step(it.K, self.dK), _max_step(it.S, self.dS))
         self.a_d = min(_max_step(it.mu, self.dmu), _max_step(it.lam, self.dlam))
-
-    def refine(self) -> None:
-        """Iterative refinement (:data:`REFINEMENTS` steps), then the bounds' duals from the dual
-        equation itself: what round-off is left lands in the complementarity products (which
-        the next step corrects) instead of accumulating in the dual residual (which spoils the
-        Lagrangian bound)."""
-        lp, it, newton = self.lp, self.it, self.newton
-        r_p, r_d, t_K, t_S = self.rhs
-        d = [self.dK, self.du, self.dS, self.dlam, self.dmu]
-        for _ in range(REFINEMENTS):
-            dK, du, dS, dlam, dmu = d
-            fix = _solve(lp, it, newton, r_p - dK.sum(axis=1), r_d - du[:, None] - dmu - lp.GT @ dlam,
-                         t_K - it.mu * dK - it.K * dmu, t_S - it.lam * dS - it.S * dlam)
-            d = [a + b for a, b in zip(d, fix)]
-        self.dK, self.du, self.dS, self.dlam, self.dmu = d
-        self._lengths()
-        by_complementarity = self.dmu, self.a_d
-        self.dmu = r_d - self.du[:, None] - lp.GT @ self.dlam
-        self._lengths()
-        if self.a_d < 0.5 * by_complementarity[1]:  # the dual equation's dμ would block the step
-            self.dmu, self.a_d = by_complementarity
 
 
 class MetricInteriorPoint:
@@ -364,7 +349,6 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    step.refine()
     a_p, a_d = STEP_FRACTION * step.a_p, STEP_FRACTION * step.a_d
     if not (math.isfinite(a_p) and math.isfinite(a_d)):
         raise SolverDeclined("the interior-point direction is not finite")
