@@ -91,7 +91,7 @@ class _Newton:
         else:  # diag(T) + Bᵀ diag(1/W) B, k × k
             system = B.T @ (B / W[:, None])
             system[np.diag_indices(k)] += T
-        self.factor = _cholesky(system)
+        self.factor = shifted_cholesky(system)
 
     def solve(self, h2: np.ndarray, f2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(dm, du), the floors' and the row duals' steps, from the eliminated right-hand sides
@@ -106,7 +106,7 @@ class _Newton:
         return dm, du
 
 
-def _cholesky(system: np.ndarray):
+def shifted_cholesky(system: np.ndarray):
     """The Cholesky factor of the reduced system, with a growing diagonal shift when round-off
     has cost it its definiteness near the optimum."""
     shift = 0.0
@@ -243,14 +243,21 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
             break
         step, spare = trial, step
         (c1, c2), (e1, e2) = (e1, e2), (c1, c2)
-    a_p, a_d = STEP_FRACTION * step.a_p, STEP_FRACTION * step.a_d
-    if not (math.isfinite(a_p) and math.isfinite(a_d)):
-        raise SolverDeclined("the interior-point direction is not finite")
+    a_p, a_d = step_lengths(step, STEP_FRACTION)
     it.K += a_p * step.dK
     it.m += a_p * step.dm
     it.u += a_d * step.du
     it.lam += a_d * step.dlam
     it.nu += a_d * step.dnu
+
+
+def step_lengths(step, fraction: float) -> tuple[float, float]:
+    """The primal and dual step lengths taken: ``fraction`` of the direction's largest interior
+    ones (its ``a_p``, ``a_d``); raises :class:`SolverDeclined` when they are not finite."""
+    a_p, a_d = fraction * step.a_p, fraction * step.a_d
+    if not (math.isfinite(a_p) and math.isfinite(a_d)):
+        raise SolverDeclined("the interior-point direction is not finite")
+    return a_p, a_d
 
 
 def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
 
 NAME = "d-privacy interior point"
 #: iterations before the method gives up proving an optimum
@@ -182,7 +183,7 @@ class _Newton:
             self.factors[y], inverse[y] = _spd_inverse(blocks[y])
         inverse *= self.scale[:, :, None]
         inverse *= self.scale[:, None, :]
-        self.factor = _cholesky(inverse.sum(axis=0))
+        self.factor = shifted_cholesky(inverse.sum(axis=0))
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] for every output y, as a (g, m) array, by the blocks' factors."""
@@ -211,17 +212,6 @@ def _spd_inverse(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 inv = np.tril(inv)
                 return factor, inv + np.tril(inv, -1).T
         shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
-    raise SolverDeclined("the interior-point system lost definiteness")
-
-
-def _cholesky(system: np.ndarray):
-    shift, scale = 0.0, float(np.max(np.abs(np.diag(system)))) or 1.0
-    for _ in range(8):
-        try:
-            return scipy.linalg.cho_factor(system if shift == 0.0 else system + shift * np.eye(len(system)),
-                                           lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
     raise SolverDeclined("the interior-point system lost definiteness")
 
 
@@ -349,9 +339,7 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    a_p, a_d = STEP_FRACTION * step.a_p, STEP_FRACTION * step.a_d
-    if not (math.isfinite(a_p) and math.isfinite(a_d)):
-        raise SolverDeclined("the interior-point direction is not finite")
+    a_p, a_d = step_lengths(step, STEP_FRACTION)
     it.K += a_p * step.dK
     it.S += a_p * step.dS
     it.u += a_d * step.du
