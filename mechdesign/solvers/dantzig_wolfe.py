@@ -6,6 +6,11 @@ Lagrangian bound are in :mod:`ray_master`; points on a line have their own exact
 an LP over the box-normalised cone (:class:`~mechdesign.solvers.cone_pricing.ConePricing`)
 whose pair rows are added as priced vectors violate them; rays are closed under the exact
 envelope before they enter the master, so every master solution is exactly private.
+
+The rays' pricing tails off at small ε, so :func:`solve_portfolio` runs them one round at a time
+(:class:`RayRounds`) in turns with the block-structured interior point
+(:mod:`~mechdesign.solvers.metric_interior`), sharing the best design and bound
+(:mod:`~mechdesign.solvers.portfolio`); the lazy-pairs LP takes over when both decline.
 """
 
 from __future__ import annotations
