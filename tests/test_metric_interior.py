@@ -156,3 +156,15 @@ def test_the_path_names_both_methods():
     assert result.status == "optimal"
     path = " | ".join(result.solver["path"])
     assert "cone rays:" in path and "design from" in path
+
+
+def test_the_step_length_kernel_is_the_ratio_test():
+    from mechdesign.solvers.metric_interior_kernels import max_step
+
+    rng = np.random.default_rng(4)
+    for _ in range(100):
+        x, dx = rng.random((6, 9)) + 1e-3, rng.normal(size=(6, 9))
+        falling = dx < 0
+        expected = min(1.0, float((-x[falling] / dx[falling]).min())) if falling.any() else 1.0
+        assert max_step(x, dx) == expected
+    assert max_step(np.ones((2, 2)), np.ones((2, 2))) == 1.0  # nothing falls: the full step

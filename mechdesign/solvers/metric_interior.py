@@ -157,8 +157,9 @@ class _Iterate:
 
 def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
     """The largest α <= 1 with x + α dx >= 0 (x > 0)."""
-    ratios = np.divide(x, dx, out=np.full(x.shape, -np.inf), where=dx < 0)
-    return float(min(1.0, -ratios.max(initial=-1.0)))
+    from mechdesign.solvers.metric_interior_kernels import max_step
+
+    return float(max_step(np.ascontiguousarray(x), np.ascontiguousarray(dx)))
 
 
 class _Newton:
