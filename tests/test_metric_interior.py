@@ -158,13 +158,20 @@ def test_the_path_names_both_methods():
     assert "cone rays:" in path and "design from" in path
 
 
-def test_the_step_length_kernel_is_the_ratio_test():
-    from mechdesign.solvers.metric_interior_kernels import max_step
+def test_the_kernels_recover_the_duals_and_take_the_ratio_tests():
+    from mechdesign.solvers.metric_interior_kernels import recover, stepped_products
 
     rng = np.random.default_rng(4)
-    for _ in range(100):
-        x, dx = rng.random((6, 9)) + 1e-3, rng.normal(size=(6, 9))
-        falling = dx < 0
-        expected = min(1.0, float((-x[falling] / dx[falling]).min())) if falling.any() else 1.0
-        assert max_step(x, dx) == expected
-    assert max_step(np.ones((2, 2)), np.ones((2, 2))) == 1.0  # nothing falls: the full step
+    for _ in range(50):
+        primal, dual = rng.random((6, 9)) + 1e-3, rng.random((6, 9)) + 1e-3
+        dprimal, t = rng.normal(size=(6, 9)), rng.normal(size=(6, 9))
+        out = np.empty((6, 9))
+        a_p, a_d = recover(t, dual, dprimal, primal, out)
+        ddual = (t - dual * dprimal) / primal  # the complementarity equation, in NumPy
+        assert np.allclose(out, ddual, rtol=1e-14, atol=0)
+        for x, dx, alpha in ((primal, dprimal, a_p), (dual, ddual, a_d)):
+            falling = dx < 0
+            expected = min(1.0, float((-x[falling] / dx[falling]).min())) if falling.any() else 1.0
+            assert alpha == pytest.approx(expected, rel=1e-15)
+        total = stepped_products(primal, dprimal, dual, ddual, 0.3, 0.7)
+        assert total == pytest.approx(float(((primal + 0.3 * dprimal) * (dual + 0.7 * ddual)).sum()), rel=1e-12)

@@ -155,13 +155,6 @@ class _Iterate:
         self.mu = reduced - self.u[:, None]
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest α <= 1 with x + α dx >= 0 (x > 0)."""
-    from mechdesign.solvers.metric_interior_kernels import max_step
-
-    return float(max_step(np.ascontiguousarray(x), np.ascontiguousarray(dx)))
-
-
 class _Newton:
     """The Newton system at one iterate: every output's block H_y, scaled to a unit diagonal and
     factorised, its inverse, and the Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and
@@ -218,15 +211,15 @@ def _spd_inverse(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
            t_S: np.ndarray) -> list[np.ndarray]:
-    """(dK, du, dS, dλ, dμ) solving the Newton equations
+    """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
-    by the block elimination of the module docstring."""
+    by the block elimination of the module docstring (dμ and dλ follow from the last two)."""
     rhs = t_K / it.K + lp.GT @ (t_S / it.S) - r_d
     v = newton.apply(rhs)
     du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
     dK = v + newton.apply_row(du)
     dS = lp.G @ dK
-    return [dK, du, dS, (t_S - it.lam * dS) / it.S, (t_K - it.mu * dK) / it.K]
+    return [dK, du, dS]
 
 
 class _Direction:
@@ -234,9 +227,14 @@ class _Direction:
 
     def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
                  t_K: np.ndarray, t_S: np.ndarray):
-        self.dK, self.du, self.dS, self.dlam, self.dmu = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
-        self.a_p = min(_max_step(it.K, self.dK), _max_step(it.S, self.dS))
-        self.a_d = min(_max_step(it.mu, self.dmu), _max_step(it.lam, self.dlam))
+        from mechdesign.solvers.metric_interior_kernels import recover
+
+        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        self.dmu, self.dlam = np.empty_like(self.dK), np.empty_like(self.dS)
+        # dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each
+        a_K, a_mu = recover(t_K, it.mu, self.dK, it.K, self.dmu)
+        a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
+        self.a_p, self.a_d = min(a_K, a_S), min(a_mu, a_lam)
 
 
 class MetricInteriorPoint:
@@ -317,6 +315,8 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996)."""
+    from mechdesign.solvers.metric_interior_kernels import stepped_products
+
     newton = _Newton(lp, it)
     r_d = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
     r_p = 1.0 - it.K.sum(axis=1)
@@ -324,8 +324,8 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     count = pK.size + pS.size
     mu = (pK.sum() + pS.sum()) / count
     aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
-    mu_aff = (((it.K + aff.a_p * aff.dK) * (it.mu + aff.a_d * aff.dmu)).sum()
-              + ((it.S + aff.a_p * aff.dS) * (it.lam + aff.a_d * aff.dlam)).sum()) / count
+    mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
+              + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
     tK, tS = target - pK - aff.dK * aff.dmu, target - pS - aff.dS * aff.dlam
     step = _Direction(lp, it, newton, r_d, r_p, tK, tS)

@@ -9,14 +9,29 @@ from numba import njit
 
 
 @njit(cache=True)
-def max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest α <= 1 with x + α dx >= 0 (x > 0), in one pass."""
-    alpha = 1.0
-    flat_x, flat_dx = x.ravel(), dx.ravel()
-    for k in range(flat_x.size):
-        d = flat_dx[k]
-        if d < 0.0:
-            ratio = -flat_x[k] / d
-            if ratio < alpha:
-                alpha = ratio
-    return alpha
+def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.ndarray,
+            out: np.ndarray) -> tuple[float, float]:
+    """The duals' direction out = (t − dual·dprimal)/primal from a complementarity equation, and
+    in the same pass the largest steps α <= 1 keeping primal + α dprimal and dual + α out
+    non-negative: (α primal, α dual)."""
+    a_p, a_d = 1.0, 1.0
+    p, dp, z, tt, o = primal.ravel(), dprimal.ravel(), dual.ravel(), t.ravel(), out.ravel()
+    for k in range(p.size):
+        dz = (tt[k] - z[k] * dp[k]) / p[k]
+        o[k] = dz
+        if dp[k] < 0.0 and -p[k] / dp[k] < a_p:
+            a_p = -p[k] / dp[k]
+        if dz < 0.0 and -z[k] / dz < a_d:
+            a_d = -z[k] / dz
+    return a_p, a_d
+
+
+@njit(cache=True)
+def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, a_p: float,
+                     a_d: float) -> float:
+    """Σ (x + a_p dx)(z + a_d dz): the complementarity after a trial step, in one pass."""
+    total = 0.0
+    fx, fdx, fz, fdz = x.ravel(), dx.ravel(), z.ravel(), dz.ravel()
+    for k in range(fx.size):
+        total += (fx[k] + a_p * fdx[k]) * (fz[k] + a_d * fdz[k])
+    return total
