@@ -48,7 +48,6 @@ from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
 
-NAME = "d-privacy interior point"
 #: iterations before the method gives up proving an optimum
 MAX_ITERATIONS = 200
 #: pairs whose ε·d exceeds this are left out of the iterations: their coefficients (beyond
@@ -58,7 +57,6 @@ MAX_ITERATIONS = 200
 MAX_EXPONENT = 30.0
 #: how close to the boundary a step may go (the fraction of the largest feasible step)
 STEP_FRACTION = 0.95
-TAU = 1.0
 #: centrality correctors per iteration at most (each one more solve with the same factors)
 MAX_CORRECTORS = 4
 #: the method declines when its proven gap has not halved over this many iterations (when
@@ -85,25 +83,14 @@ def _check_memory(n: int, pairs: int, m: int) -> None:
 
 
 def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """The group of each input: inputs joined by pairs at distance 0 in both orders (their rows
-    must be equal) share one. Labels are 0, 1, … in order of first appearance."""
+    """The group of each input (labels 0, 1, …): inputs joined by pairs at distance 0 in both
+    orders (their rows must be equal) share one."""
+    from scipy.sparse.csgraph import connected_components
+
     zero = d == 0
-    both = set(zip(i[zero].tolist(), j[zero].tolist()))
-    parent = list(range(n))
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in both:
-        if (b, a) in both:
-            parent[root(a)] = root(b)
-    roots = np.array([root(x) for x in range(n)])
-    _, labels = np.unique(roots, return_inverse=True)
-    first = {}
-    return np.array([first.setdefault(int(g), len(first)) for g in labels])
+    graph = sp.csr_matrix((np.ones(int(zero.sum())), (i[zero], j[zero])), shape=(n, n))
+    mutual = graph.multiply(graph.T)  # a zero distance one way only ties nothing
+    return connected_components(mutual, directed=False)[1]
 
 
 class _Reduced:
@@ -141,14 +128,15 @@ class _Reduced:
 
 
 class _Iterate:
-    """The primal (K, S) and dual (u, μ, Λ) iterate: K uniform over the outputs (rows sum to 1,
-    every pair's slack (c − 1)/|Y| > 0) and every complementarity product equal."""
+    """The primal (K, S) and dual (u, μ, Λ) iterate. It starts with K uniform over the outputs
+    (rows sum to 1, every pair's slack (c − 1)/|Y| > 0), every pair's complementarity product
+    τ = (1 + max|C|)/|Y|, and u, μ >= τ|Y| chosen so that the dual equation holds exactly."""
 
     def __init__(self, lp: _Reduced):
         g, m = lp.cost.shape
         self.K = np.full((g, m), 1.0 / m)
         self.S = lp.G @ self.K
-        tau = TAU * (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
+        tau = (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
         self.lam = tau / self.S
         reduced = lp.cost - lp.GT @ self.lam
         self.u = reduced.min(axis=1) - tau * m
@@ -162,8 +150,8 @@ class _Newton:
 
     def __init__(self, lp: _Reduced, it: _Iterate):
         g, m = it.K.shape
-        self.w = it.lam / it.S  # the pairs' weights (P, m)
-        blocks = np.ascontiguousarray((lp.E @ self.w).T).reshape(m, g, g)
+        weights = it.lam / it.S  # the pairs' Λ/S, (P, m)
+        blocks = np.ascontiguousarray((lp.E @ weights).T).reshape(m, g, g)
         blocks[:, np.arange(g), np.arange(g)] += (it.mu / it.K).T
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D with
         # D = diag(H)^-1/2, whose diagonal is 1 (the Cholesky factor's error is then relative to
@@ -194,19 +182,14 @@ class _Newton:
 
 
 def _spd_inverse(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The Cholesky factor and the inverse of a symmetric positive definite block, with a
-    growing diagonal shift when round-off has cost it its definiteness near the optimum."""
-    potrf, potri = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
-    shift, scale = 0.0, float(np.max(np.diag(h))) or 1.0
-    for _ in range(8):
-        factor, info = potrf(h if shift == 0.0 else h + shift * np.eye(len(h)), lower=1, clean=1)
-        if info == 0:
-            inv, info = potri(factor, lower=1)
-            if info == 0:
-                inv = np.tril(inv)
-                return factor, inv + np.tril(inv, -1).T
-        shift = scale * (1e-14 if shift == 0.0 else 100.0 * shift / scale)
-    raise SolverDeclined("the interior-point system lost definiteness")
+    """The lower Cholesky factor (by :func:`shifted_cholesky`) and the inverse of a symmetric
+    positive definite block."""
+    factor = np.tril(shifted_cholesky(h)[0])
+    inv, info = scipy.linalg.lapack.dpotri(factor, lower=1)
+    if info != 0:
+        raise SolverDeclined("the interior-point system lost definiteness")
+    inv = np.tril(inv)
+    return factor, inv + np.tril(inv, -1).T
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
