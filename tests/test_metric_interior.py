@@ -175,3 +175,34 @@ def test_the_kernels_recover_the_duals_and_take_the_ratio_tests():
             assert alpha == pytest.approx(expected, rel=1e-15)
         total = stepped_products(primal, dprimal, dual, ddual, 0.3, 0.7)
         assert total == pytest.approx(float(((primal + 0.3 * dprimal) * (dual + 0.7 * ddual)).sum()), rel=1e-12)
+
+
+def test_the_batched_solves_and_inverses_match_lapack():
+    import scipy.linalg
+
+    from mechdesign.solvers.metric_interior import _factors_and_inverses
+    from mechdesign.solvers.metric_interior_kernels import cholesky_solves
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(7, 12, 12))
+    blocks = a @ np.swapaxes(a, 1, 2) + 0.1 * np.eye(12)
+    v = rng.normal(size=(12, 7))
+    factors, inverse = _factors_and_inverses(blocks.copy())
+    for y in range(7):
+        assert np.allclose(inverse[y], np.linalg.inv(blocks[y]), rtol=1e-10, atol=1e-12)
+    out = v.copy()
+    cholesky_solves(factors, out)
+    for y in range(7):
+        expected = scipy.linalg.cho_solve(scipy.linalg.cho_factor(blocks[y]), v[:, y])
+        assert np.allclose(out[:, y], expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
+    from mechdesign.solvers.metric_interior import _factors_and_inverses
+
+    block = np.array([[1.0, 1.0], [1.0, 1.0 - 1e-17]])  # singular in floating point
+    blocks = np.stack([np.eye(2), block])
+    factors, inverse = _factors_and_inverses(blocks.copy())
+    shifted = factors[1] @ factors[1].T
+    assert np.all(np.isfinite(inverse)) and np.allclose(shifted, block, atol=1e-12)
+    assert np.allclose(inverse[1] @ shifted, np.eye(2), atol=1e-6 * np.abs(inverse[1]).max())

@@ -21,7 +21,9 @@ more: O(|Y| |X|³) arithmetic and O(|Y| · pairs) memory, whatever ε, the prior
 Near the optimum the diagonal of H_y spans twenty orders of magnitude (the weights Λ/S of tight
 and of slack pairs), so each block is scaled to a unit diagonal before it is factorised and its
 solves use the factor, not the inverse: without that the dual iterates drift once the gap
-reaches about 1e-6, with it the gap closes to 1e-10.
+reaches about 1e-6 (and products with the inverses let the rows' sums drift), with it the gap
+closes to 1e-10. The blocks are factorised in one batched call and solved by one compiled
+pass over all outputs.
 The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
 step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
 
@@ -65,8 +67,9 @@ STALL_ITERATIONS = 30
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
-#: correctors' targets), and of |X|² × outputs (the blocks, their factors and inverses)
-PAIR_ARRAYS, BLOCK_ARRAYS = 24, 3
+#: correctors' targets), and of |X|² × outputs (the blocks, their factors, their inverses and
+#: a product's temporary)
+PAIR_ARRAYS, BLOCK_ARRAYS = 24, 4
 
 
 def _check_memory(n: int, pairs: int, m: int) -> None:
@@ -144,36 +147,35 @@ class _Iterate:
 
 
 class _Newton:
-    """The Newton system at one iterate: every output's block H_y, scaled to a unit diagonal and
-    factorised, its inverse, and the Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and
-    the correctors."""
+    """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
+    D_y H_y D_y with D_y = diag(H_y)^-1/2, and its inverse, and the Cholesky factor of
+    Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
     def __init__(self, lp: _Reduced, it: _Iterate):
         g, m = it.K.shape
         weights = it.lam / it.S  # the pairs' Λ/S, (P, m)
         blocks = np.ascontiguousarray((lp.E @ weights).T).reshape(m, g, g)
-        blocks[:, np.arange(g), np.arange(g)] += (it.mu / it.K).T
-        # the diagonal spans many orders of magnitude near the optimum: factorise D H D with
-        # D = diag(H)^-1/2, whose diagonal is 1 (the Cholesky factor's error is then relative to
-        # each entry's own scale, not to the largest)
-        self.scale = 1.0 / np.sqrt(blocks[:, np.arange(g), np.arange(g)])  # (m, g)
+        diagonal = np.arange(g)
+        blocks[:, diagonal, diagonal] += (it.mu / it.K).T
+        # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
+        # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
+        # the largest)
+        self.scale = 1.0 / np.sqrt(blocks[:, diagonal, diagonal])  # (m, g)
         blocks *= self.scale[:, :, None]
         blocks *= self.scale[:, None, :]
-        self.factors = np.empty_like(blocks)
-        inverse = np.empty_like(blocks)
-        for y in range(m):
-            self.factors[y], inverse[y] = _spd_inverse(blocks[y])
+        self.factors, inverse = _factors_and_inverses(blocks)
         inverse *= self.scale[:, :, None]
         inverse *= self.scale[:, None, :]
         self.factor = shifted_cholesky(inverse.sum(axis=0))
 
     def apply(self, v: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ v[:, y] for every output y, as a (g, m) array, by the blocks' factors."""
-        potrs = scipy.linalg.lapack.dpotrs
-        out = np.empty_like(v)
-        scaled = v * self.scale.T
-        for y in range(v.shape[1]):
-            out[:, y] = potrs(self.factors[y], scaled[:, y], lower=1)[0]
+        """H_y⁻¹ v[:, y] = D_y (D_y H_y D_y)⁻¹ D_y v[:, y] for every output y, as a (g, m) array, by
+        the scaled blocks' factors (the inverses, whose products are not backward stable, would
+        leave the rows' sums drifting near the optimum)."""
+        from mechdesign.solvers.metric_interior_kernels import cholesky_solves
+
+        out = v * self.scale.T
+        cholesky_solves(self.factors, out)
         return out * self.scale.T
 
     def apply_row(self, du: np.ndarray) -> np.ndarray:
@@ -181,15 +183,26 @@ class _Newton:
         return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
 
 
-def _spd_inverse(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lower Cholesky factor (by :func:`shifted_cholesky`) and the inverse of a symmetric
-    positive definite block."""
-    factor = np.tril(shifted_cholesky(h)[0])
-    inv, info = scipy.linalg.lapack.dpotri(factor, lower=1)
-    if info != 0:
-        raise SolverDeclined("the interior-point system lost definiteness")
-    inv = np.tril(inv)
-    return factor, inv + np.tril(inv, -1).T
+def _factors_and_inverses(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lower Cholesky factors and the inverses of a stack of symmetric positive definite
+    blocks (m, g, g), by one batched factorisation; when round-off has left a block indefinite,
+    every block is factorised again with the shifts of :func:`shifted_cholesky`."""
+    try:
+        factors = np.linalg.cholesky(blocks)  # lower, zeros above the diagonal
+    except np.linalg.LinAlgError:
+        factors = np.stack([np.tril(shifted_cholesky(block)[0]) for block in blocks])
+    potri = scipy.linalg.lapack.dpotri
+    inverse = np.empty_like(blocks)
+    for y, factor in enumerate(factors):
+        # the transposed factor is the upper one in Fortran order: no copy
+        inv, info = potri(factor.T, lower=0)
+        if info != 0:
+            raise SolverDeclined("the interior-point system lost definiteness")
+        inverse[y] = inv.T  # its lower triangle; zeros above
+    inverse += np.swapaxes(inverse, 1, 2)
+    diagonal = np.arange(blocks.shape[1])
+    inverse[:, diagonal, diagonal] *= 0.5
+    return factors, inverse
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,

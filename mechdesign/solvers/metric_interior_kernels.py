@@ -35,3 +35,26 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
     for k in range(fx.size):
         total += (fx[k] + a_p * fdx[k]) * (fz[k] + a_d * fdz[k])
     return total
+
+
+@njit(cache=True)
+def cholesky_solves(factors: np.ndarray, v: np.ndarray) -> None:
+    """v[:, y] <- (L_y L_yᵀ)⁻¹ v[:, y] for every output y, in place, from the lower triangles of
+    the factors (m, g, g): a forward and a back substitution per output, with no copies of the
+    columns."""
+    m, g = factors.shape[0], factors.shape[1]
+    w = np.empty(g)
+    for y in range(m):
+        f = factors[y]
+        for i in range(g):
+            s = v[i, y]
+            for k in range(i):
+                s -= f[i, k] * w[k]
+            w[i] = s / f[i, i]
+        for i in range(g - 1, -1, -1):
+            s = w[i]
+            for k in range(i + 1, g):
+                s -= f[k, i] * w[k]
+            w[i] = s / f[i, i]
+        for i in range(g):
+            v[i, y] = w[i]
