@@ -172,7 +172,7 @@ def test_a_time_limited_problem_ends_with_status_time_limit_and_a_certified_desi
     assert mechdesign.audit(result.mechanism, LDP(5.0)).holds
 
 
-def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
+def test_the_method_predicted_to_finish_later_gets_a_share_of_the_turn_that_falls_with_the_evidence():
     turns = portfolio.Turns({"a": lambda: _Fake("a", 1.0, 1.0 - 1e-3), "b": lambda: _Fake("b", 1.0, 0.0)})
     for name in "ab":
         turns.started[name] = turns.starters[name]()
@@ -180,18 +180,37 @@ def test_the_method_predicted_to_finish_later_gets_a_third_of_the_turn():
     turns.rate = {"a": 2.0, "b": 0.0}  # a closes its gap by e^2 per second, b has shown nothing
     assert turns.predicted("a", 1e-9) == pytest.approx(math.log(1e6) / 2.0)
     assert turns.predicted("b", 1e-9) == math.inf
-    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0)}
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 8.0)}
     turns.rate = {"a": 2.0, "b": 0.1}  # b's gap of 1 would take log(1e9)/0.1 = 207 s, a's 6.9 s
-    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0)}
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 8.0)}
+    turns.rate = {"a": 2.0, "b": 2.0 * math.log(1e9) / math.log(1e6) / 1.5}  # b needs 1.5 times a's
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": 2.0, "b": pytest.approx(2.0 / 3.0 / 1.5)}
     turns.rate = {"a": 2.0, "b": 100.0}  # b's gap closes in about 0.2 s: a trails
-    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": pytest.approx(2.0 / 3.0), "b": 2.0}
+    assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": pytest.approx(2.0 / 8.0), "b": 2.0}
 
 
 def test_progress_is_measured_with_the_latest_bound_not_the_best():
     turns = portfolio.Turns({})
-    climbing = _Fake("ipm", 1.0, 0.0)
-    climbing.latest_bound = -99.0  # its Lagrangian bound is still far below the best one (0)
-    assert turns._gap(climbing) == pytest.approx(100.0)
+    climbing = _Fake("ipm", 1.0, 0.9)
+    climbing.latest_bound = 0.5  # its Lagrangian bound is still below its best one (0.9)
+    assert turns._gap(climbing) == pytest.approx(0.5)
+
+
+def test_a_gap_beyond_a_methods_ceiling_shows_no_progress():
+    turns = portfolio.Turns({"cg": lambda: _Fake("cg", 1.0, -1e4)})
+    turns.started["cg"] = method = turns.starters["cg"]()
+    assert turns._gap(method) == pytest.approx(1e4 + 1)  # no ceiling: the gap as it is
+    method.gap_ceiling = 1.0
+    turns._measure("cg")
+    assert turns._gap(method) == 1.0  # a bound of −10^4 against a value of 1
+    turns.seconds["cg"] = 1.0
+    method.latest_bound = -15.0  # a leap to a gap of 16: still nothing known
+    turns._measure("cg")
+    assert turns.rate["cg"] == 0.0 and turns.predicted("cg", 1e-9) == math.inf
+    turns.seconds["cg"] = 2.0
+    method.latest_bound = 0.99  # a gap of 1e-2 after two seconds from the cap
+    turns._measure("cg")
+    assert turns.rate["cg"] == pytest.approx(math.log(100.0) / 2.0)
 
 
 def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():

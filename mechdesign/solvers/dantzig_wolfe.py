@@ -208,6 +208,9 @@ class RayRounds:
     gap."""
 
     name = "cone rays"
+    #: the turns read progress only below a relative gap of 1: the first masters' bounds lie
+    #: orders of magnitude below the value and leap up, which predicts nothing
+    gap_ceiling = 1.0
 
     def __init__(self, cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                  epsilon: float, *, gap: float = 1e-9, max_rounds: int = 1000, symmetry: Symmetry | None = None,

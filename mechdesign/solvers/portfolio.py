@@ -6,9 +6,11 @@ second each, then doubling after every round of turns), and the turns follow wha
 shows while it runs: from its own gap (measured with its latest bound), the rate at which it has
 closed the gap over all its turns (a factor per second, from the largest gap it showed) predicts
 when it would finish, and the method predicted to finish first gets full turns while the other
-gets a third of that. A method whose progress comes late still gets a quarter of the time, so
-the time spent is at most about four times that of the faster method, and about 4/3 of it when
-the prediction is right.
+gets a share of that: a third when the two predictions are close, falling in proportion to the
+ratio of the predictions when they are far apart, to an eighth at least (a method that has shown
+no progress at all gets the eighth). A method whose progress comes late still gets that eighth,
+so the time spent is at most about nine times that of the faster method, and 1 + the share of
+it when the prediction is right.
 
 The two share what they prove: the design of least objective found by either, and the largest
 lower bound proven by either. The solve ends as soon as the best design is within the tolerance
@@ -19,7 +21,8 @@ best.
 A method is a stepper: ``advance(window)`` runs one round within the window (a :class:`Turn`,
 which looks like :class:`~mechdesign.core.limits.Limits` to it) and returns whether it
 progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``name`` and
-``design()`` describe what it has; it raises
+``design()`` describe what it has (and an optional ``gap_ceiling``, the relative gap beyond which
+its bound shows no progress); it raises
 :class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
 """
 
@@ -34,8 +37,9 @@ from mechdesign.solvers.highs_model import SolverDeclined
 
 #: the length of each method's first turn, in seconds; every round of turns doubles it
 FIRST_TURN = 0.25
-#: the length of the turn of the method predicted to finish later, relative to the other's
-TRAILING_SHARE = 1.0 / 3.0
+#: the length of the turn of the method predicted to finish later, relative to the other's, when
+#: the two predictions are close; it falls with their ratio down to TRAILING_FLOOR
+TRAILING_SHARE, TRAILING_FLOOR = 1.0 / 3.0, 1.0 / 8.0
 
 
 class Turn:
@@ -75,11 +79,13 @@ class Turns:
     def _gap(method) -> float:
         """The method's own gap measured with its last bound, not its best one: an interior
         point's Lagrangian bound starts far below zero and climbs geometrically long before it
-        passes the best bound so far, and that climb is the progress to measure."""
+        passes the best bound so far, and that climb is the progress to measure. Capped at the
+        method's ``gap_ceiling`` when it has one: a column generation's bound that leaps from
+        10^4 times the value to 10 times it has not shown the rate at which it will close."""
         value, bound = method.value, method.latest_bound
         if not (math.isfinite(value) and math.isfinite(bound)):
             return math.inf
-        return max(value - bound, 0.0) / max(abs(value), 1e-300)
+        return min(max(value - bound, 0.0) / max(abs(value), 1e-300), getattr(method, "gap_ceiling", math.inf))
 
     def predicted(self, name: str, tol: float) -> float:
         """Seconds method ``name`` would need to close its own gap at its last turn's rate (inf
@@ -91,15 +97,18 @@ class Turns:
         return math.log(max(self._gap(method), tol) / tol) / rate
 
     def lengths(self, names: list[str], seconds: float, tol: float) -> dict:
-        """This round's turn lengths: ``seconds`` each, but the share :data:`TRAILING_SHARE` of it
-        for the method predicted to finish later (a method with no progress yet, no prediction,
-        counts as later)."""
+        """This round's turn lengths: ``seconds`` each, but a share of it for the method predicted
+        to finish later (a method with no progress yet, no prediction, counts as later):
+        :data:`TRAILING_SHARE` times the ratio of the two predictions, at least
+        :data:`TRAILING_FLOOR`."""
         predicted = {name: self.predicted(name, tol) for name in names}
         lengths = dict.fromkeys(names, seconds)
-        if len(names) == 2 and min(predicted.values()) < math.inf:
+        leading = min(predicted.values())
+        if len(names) == 2 and leading < math.inf:
             trailing = max(names, key=lambda name: predicted[name])
-            if predicted[trailing] > min(predicted.values()):
-                lengths[trailing] = seconds * TRAILING_SHARE
+            if predicted[trailing] > leading:
+                share = TRAILING_SHARE * leading / predicted[trailing]  # 0 when it has shown nothing
+                lengths[trailing] = seconds * max(share, TRAILING_FLOOR)
         return lengths
 
     def best(self):
