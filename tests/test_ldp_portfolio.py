@@ -189,6 +189,13 @@ def test_the_method_predicted_to_finish_later_gets_a_share_of_the_turn_that_fall
     assert turns.lengths(["a", "b"], 2.0, 1e-9) == {"a": pytest.approx(2.0 / 8.0), "b": 2.0}
 
 
+def test_a_method_with_no_design_and_no_bound_yet_has_not_closed_the_gap():
+    # a first turn that ended before the method's first solve: value inf, bound −inf (inf <= inf)
+    turns = portfolio.Turns({"a": lambda: _Fake("a", math.inf, -math.inf)}, floor=1e-300)
+    turns.started["a"] = turns.starters["a"]()
+    assert not turns.closed(1e-9)
+
+
 def test_progress_is_measured_with_the_latest_bound_not_the_best():
     turns = portfolio.Turns({})
     climbing = _Fake("ipm", 1.0, 0.9)

@@ -30,7 +30,9 @@ def _instance(kind: str, epsilon: float, prior: str, loss: str, seed: int = 0):
     # coordinates within a unit square, so that e^{εd} stays within what the reference LP
     # solves reliably (e^12) at every ε
     grid = np.array([(a, b) for a in range(4) for b in range(4)], dtype=float) / 3.0
-    dom = Domain.from_points(grid if kind == "grid" else rng.random((14, 2)))
+    points = {"grid": lambda: grid, "points": lambda: rng.random((14, 2)),
+              "line": lambda: np.sort(rng.random(14))[:, None]}[kind]()  # a line: tridiagonal blocks
+    dom = Domain.from_points(points)
     metric = Metric("euclidean")
     notion = MetricPrivacy(epsilon, metric, dom)
     d = metric.distances(dom)
@@ -54,7 +56,7 @@ def _run(cost, notion, tol=1e-8):
 @pytest.mark.parametrize("epsilon", EPSILONS)
 @pytest.mark.parametrize("prior", ["uniform", "dirichlet", "zipf"])
 @pytest.mark.parametrize("loss", ["metric", "squared", "random"])
-@pytest.mark.parametrize("kind", ["grid", "points"])
+@pytest.mark.parametrize("kind", ["grid", "points", "line"])
 def test_agrees_with_the_full_lp(kind, epsilon, prior, loss):
     cost, d, notion = _instance(kind, epsilon, prior, loss)
     optimum = all_pairs_lp(cost, d, epsilon)
@@ -206,3 +208,24 @@ def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
     shifted = factors[1] @ factors[1].T
     assert np.all(np.isfinite(inverse)) and np.allclose(shifted, block, atol=1e-12)
     assert np.allclose(inverse[1] @ shifted, np.eye(2), atol=1e-6 * np.abs(inverse[1]).max())
+
+
+def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
+    from mechdesign.solvers.metric_chain import ChainNewton
+    from mechdesign.solvers.metric_interior import _Newton
+
+    cost, d, notion = _instance("line", 0.5, "dirichlet", "random", seed=2)
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.5, tol=1e-8)
+    assert run.lp.chain  # sorted points: every pair joins neighbours
+    for _ in range(6):  # an iterate off the start, where the weights differ from pair to pair
+        run.advance()
+    chain, dense = ChainNewton(run.lp, run.it), _Newton(run.lp, run.it)
+    v = np.random.default_rng(0).normal(size=run.it.K.shape)
+    assert np.allclose(chain.apply(v), dense.apply(v), rtol=1e-9, atol=1e-12 * np.abs(dense.apply(v)).max())
+    lower = [np.tril(newton.factor[0]) for newton in (chain, dense)]
+    assert np.allclose(lower[0] @ lower[0].T, lower[1] @ lower[1].T, rtol=1e-9)
+    shuffled = MetricInteriorPoint(cost[::-1], (13 - notion.i, 13 - notion.j, notion.d), 0.5)
+    assert shuffled.lp.chain  # reversed order: still neighbours
+    scattered = np.random.default_rng(1).permutation(14)
+    assert not MetricInteriorPoint(cost[scattered], (np.argsort(scattered)[notion.i], np.argsort(scattered)[notion.j],
+                                                     notion.d), 0.5).lp.chain

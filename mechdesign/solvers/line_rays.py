@@ -42,7 +42,7 @@ from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined, basic_columns
-from mechdesign.solvers.lazy_pairs import solve_lazily
+from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
 from mechdesign.solvers.ray_master import (
     ACCEPT_GAP,
@@ -173,10 +173,102 @@ def _initial_master(cost: np.ndarray, points: np.ndarray, epsilon: float) -> Ray
     return master
 
 
+class LineRounds:
+    """The line rays one master round at a time (:meth:`advance`), so that a caller can
+    interleave them with another method: :attr:`value` and :meth:`design` are the last
+    master's (the full rays' value, not the truncated master's), :attr:`bound` the best proven
+    bound (also :attr:`latest_bound`: it only grows), :attr:`closed` whether the gap is within
+    min(``gap``, EXACT_GAP) on the scale max|C|, :attr:`stuck` whether the last round found no
+    improving column with the gap open, :attr:`stopped` whether a deadline cut a round short."""
+
+    name = "line rays"
+    #: the turns read progress only below a relative gap of 1 (the first bounds lie far below)
+    gap_ceiling = 1.0
+
+    def __init__(self, cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: float = 1e-9,
+                 gap: float = ACCEPT_GAP):
+        self.cost, self.points, self.epsilon, self.tol, self.gap = cost, points, epsilon, tol, gap
+        self.pricing = LinePricing(np.diff(points), epsilon)
+        self.master = _initial_master(cost, points, epsilon)
+        self.scale = float(np.abs(cost).max())
+        # round-off in the master's duals, per input on the scale of its own costs: one threshold
+        # on the scale of the largest cost zeroed whole rows of a prior's light tail (10,000
+        # points, Zipf prior: costs of 1e-8 next to a largest cost of 1) and their allowances,
+        # summed in zeroed_slack, held the bound 0.4 % below the optimum
+        self.noise = 1e-9 * np.maximum(np.abs(cost).max(axis=1), 1e-6 * max(self.scale, 1e-300))[:, None]
+        self.cap = peak_cap(float(np.min(np.maximum(points - points[0], points[-1] - points))), epsilon)
+        self.box, self.bound, self.boxed, self.rounds = None, -np.inf, 0, 0
+        self.stopped = self.stuck = self.closed = False
+        self.value, self.master_value, self._matrix, self._pending = np.inf, np.inf, None, ([], [])
+
+    @property
+    def latest_bound(self) -> float:
+        return self.bound
+
+    @property
+    def columns(self) -> int:
+        return len(self.master.outputs)
+
+    def design(self) -> np.ndarray | None:
+        return self._matrix
+
+    def advance(self, limits=None) -> bool:
+        """One round: add the last round's improving columns, solve the master, price. Returns
+        False when a deadline (or a turn's end) cut the master's solve short (``stopped``)."""
+        if self._pending[0]:
+            self.master.add(*self._pending)
+            self._pending = ([], [])
+        solved = self.master.solve(limits)
+        if solved is None:
+            if limits is not None and limits.expired():  # the next call solves on from its basis
+                self.stopped = True
+                return False
+            status = self.master.h.modelStatusToString(self.master.h.getModelStatus())
+            raise SolverDeclined(f"a line master LP ended {status} (round {self.rounds + 1})")
+        self.rounds += 1
+        value, u = solved
+        self.master_value = value
+        self._matrix = self.master.matrix()
+        self.value = float((self.cost * self._matrix).sum())  # the full rays' value
+        exact = self.cost - u[:, None]
+        a = np.where(np.abs(exact) <= self.noise, 0.0, exact)  # what is priced
+        offset = float(u.sum()) + zeroed_slack(exact, a)  # the bound is offset + capped_sum(...)
+        priced = self.pricing.price(a)[0]
+        threshold = -self.tol * max(1.0, abs(value))
+        negative = np.flatnonzero(priced < threshold)
+        per_column = np.minimum(priced, 0.0)
+        new_y, new_v = [], []
+        if negative.size:
+            self.box = self.box or line_box(self.points, self.epsilon)
+            self.boxed += negative.size
+            gaps = self.pricing.gaps
+            new_y, new_v = _box_rays(self.box, a, negative, per_column, gaps, self.epsilon, threshold, limits)
+            lagrangian = offset + capped_sum(per_column, self.cap)
+            if not new_y and value - max(self.bound, lagrangian) > self.gap * abs(value) + 1e-12:
+                # no improving column and the bound lags: price the columns it blames afresh
+                _box_rays(self.box, a, negative, per_column, gaps, self.epsilon, threshold, limits, fresh=True)
+        self.bound = max(self.bound, offset + capped_sum(per_column, self.cap))
+        # keep adding improving columns until the gap is at round-off level; without any, a
+        # gap within ``gap`` is accepted
+        self.closed = relative_gap(value, self.bound, self.scale) <= min(self.gap, EXACT_GAP)
+        self.stopped = not self.closed and limits is not None and limits.expired()
+        # pricing cut short by the deadline (or by a turn's end) found nothing: not stuck
+        self.stuck = not self.closed and not new_y and not self.stopped
+        if self.stuck and self.value - self.bound > self.gap * abs(self.value):
+            self.bound = max(self.bound, _untruncated_bound(self.master, self.cost, self.pricing, self.cap))
+        self._pending = (new_y, new_v)
+        return True
+
+    def note(self) -> str:
+        return (f"line rays: {self.rounds} rounds, {self.columns} columns, box pricing of {self.boxed} "
+                f"columns, gap {max(self.value - self.bound, 0.0) / max(abs(self.value), 1e-300):.2g}")
+
+
 def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: float = 1e-9,
                gap: float = ACCEPT_GAP, max_rounds: int = 500, limits=None,
                path: list[str] | None = None) -> ContextSolution:
-    """Exact ε·|x − x'|-private design on sorted 1-D ``points`` (rows of ``cost`` in that order).
+    """Exact ε·|x − x'|-private design on sorted 1-D ``points`` (rows of ``cost`` in that order)
+    by the line rays alone (:class:`LineRounds`).
 
     Each round solves the master, prices every column scale-free and, for the columns it calls
     negative, over the box-bounded cone (whose minimisers are the new columns); stops when the
@@ -187,65 +279,27 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
     When no column improves and the gap exceeds ``gap``, raises :class:`SolverDeclined` for a
     design of at most DENSE_ENTRIES entries (the plain LP can finish it) and otherwise returns
     the design with its proven bound. ``path`` (a list) receives what was done."""
-    pricing = LinePricing(np.diff(points), epsilon)
-    master = _initial_master(cost, points, epsilon)
-    scale = float(np.abs(cost).max())
-    # round-off in the master's duals, per input on the scale of its own costs: one threshold
-    # on the scale of the largest cost zeroed whole rows of a prior's light tail (10,000
-    # points, Zipf prior: costs of 1e-8 next to a largest cost of 1) and their allowances,
-    # summed in zeroed_slack, held the bound 0.4 % below the optimum
-    noise = 1e-9 * np.maximum(np.abs(cost).max(axis=1), 1e-6 * max(scale, 1e-300))[:, None]
-    cap = peak_cap(float(np.min(np.maximum(points - points[0], points[-1] - points))), epsilon)
-    box, bound, boxed, stopped, stuck, last = None, -np.inf, 0, False, False, None
-    for rounds in range(1, max_rounds + 1):
-        solved = master.solve(limits)
-        if solved is None:
-            if last is not None and limits.expired():  # cut short by the deadline
-                rounds -= 1
-                stopped = True
-                break
-            status = master.h.modelStatusToString(master.h.getModelStatus())
-            raise SolverDeclined(f"a line master LP ended {status} (round {rounds})")
-        value, u = solved
-        if limits is not None and limits.time_limit is not None:
-            last = master.matrix()
-        exact = cost - u[:, None]
-        a = np.where(np.abs(exact) <= noise, 0.0, exact)  # what is priced
-        offset = float(u.sum()) + zeroed_slack(exact, a)  # the bound is offset + capped_sum(...)
-        priced = pricing.price(a)[0]
-        threshold = -tol * max(1.0, abs(value))
-        negative = np.flatnonzero(priced < threshold)
-        per_column = np.minimum(priced, 0.0)
-        new_y, new_v = [], []
-        if negative.size:
-            box = box or line_box(points, epsilon)
-            boxed += negative.size
-            new_y, new_v = _box_rays(box, a, negative, per_column, pricing.gaps, epsilon, threshold, limits)
-            lagrangian = offset + capped_sum(per_column, cap)
-            if not new_y and value - max(bound, lagrangian) > gap * abs(value) + 1e-12:
-                # no improving column and the bound lags: price the columns it blames afresh
-                _box_rays(box, a, negative, per_column, pricing.gaps, epsilon, threshold, limits, fresh=True)
-        bound = max(bound, offset + capped_sum(per_column, cap))
-        if limits is not None:
-            limits.report(NAME, rounds, value, bound if np.isfinite(bound) else None)
-        # keep adding improving columns until the gap is at round-off level; without any, a
-        # gap within ``gap`` is accepted
-        closed = relative_gap(value, bound, scale) <= min(gap, EXACT_GAP)
-        stopped = not closed and limits is not None and limits.expired()
-        stuck = not closed and not new_y
-        if closed or stopped or stuck:
+    rays = LineRounds(cost, points, epsilon, tol=tol, gap=gap)
+    while True:
+        if rays.rounds >= max_rounds:
+            rays.stuck = True
             break
-        master.add(new_y, new_v)
-    else:
-        stuck = True
-    found = _finish(master, cost, pricing, cap, bound, gap, rounds, stopped, stuck, boxed, path, last)
-    if stuck and found.objective - found.bound > gap * abs(found.objective) and cost.size <= NEIGHBOUR_LP_MAX_ENTRIES \
-            and not (limits is not None and limits.expired()):
-        found = _neighbour_lp(cost, points, epsilon, found, limits, path)
+        if not rays.advance(limits):
+            if rays.design() is None:
+                raise SolverDeclined("the time limit came before the first line master was solved")
+            break
+        if limits is not None:
+            limits.report(NAME, rays.rounds, rays.master_value, rays.bound if np.isfinite(rays.bound) else None)
+        if rays.closed or rays.stopped or rays.stuck:
+            break
+    found = _finish(rays, gap, path)
+    if rays.stuck and found.objective - found.bound > gap * abs(found.objective) \
+            and cost.size <= NEIGHBOUR_LP_MAX_ENTRIES and not (limits is not None and limits.expired()):
+        found = neighbour_lp(cost, points, epsilon, found, limits, path)
     return found
 
 
-def _neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path) -> ContextSolution:
+def neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path) -> ContextSolution:
     """The design LP itself, with the pair rows of neighbouring points only (on a line they
     imply every other pair: 2(n − 1) rows per output), started from the rays' design: for rays
     stuck with an open gap. Solved by the lazy-pairs machinery, in units of the rays' value and
@@ -267,25 +321,22 @@ def _neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path) -
     return lp
 
 
-def _finish(master: RayMaster, cost, pricing, cap, bound, gap, rounds, stopped, stuck, boxed, path, last=None):
-    """The ContextSolution of a line run (see :func:`solve_line`), with its path noted; ``last``
-    is the design of the last solved master when a deadline cut the next solve short."""
-    matrix = master.matrix() if last is None or not stopped else last
-    true = float((cost * matrix).sum())  # the full rays' value, not the truncated master's
-    if true - bound > gap * abs(true):
-        bound = max(bound, _untruncated_bound(master, cost, pricing, cap))
-    closed = true - bound <= gap * abs(true) + 1e-12
-    note = (f"line rays: {rounds} rounds, {len(master.outputs)} columns, box pricing of {boxed} "
-            f"columns, gap {max(true - bound, 0.0) / max(abs(true), 1e-300):.2g}")
-    if stuck and not closed:
-        if cost.size <= DENSE_ENTRIES:
+def _finish(rays: LineRounds, gap: float, path) -> ContextSolution:
+    """The ContextSolution of a line run (see :func:`solve_line`), with its path noted."""
+    if rays.value - rays.bound > gap * abs(rays.value):
+        rays.bound = max(rays.bound, _untruncated_bound(rays.master, rays.cost, rays.pricing, rays.cap))
+    closed = rays.value - rays.bound <= gap * abs(rays.value) + 1e-12
+    note = rays.note()
+    if rays.stuck and not closed:
+        if rays.cost.size <= DENSE_ENTRIES:
             raise SolverDeclined(f"{note}: no improving ray and the gap is open (the plain LP finishes it)")
         note += ": no improving ray left, best design with its proven bound"
-    elif stopped:
+    elif rays.stopped:
         note += ": stopped at the time limit"
     if path is not None:
         path.append(note)
-    return ContextSolution(matrix, true, min(bound, true), rounds, len(master.outputs), stopped)
+    return ContextSolution(rays.design(), rays.value, min(rays.bound, rays.value), rays.rounds, rays.columns,
+                           rays.stopped)
 
 
 def _untruncated_bound(master: RayMaster, cost: np.ndarray, pricing: LinePricing, cap: float):
@@ -315,7 +366,8 @@ def applies(problem) -> str | None:
 
 
 def metric_line_by_rays(problem, limits=None):
-    """The exact ray master with box-cone pricing, per context."""
+    """The line rays and the interior point in turns, per context
+    (:func:`~mechdesign.solvers.line_portfolio.solve_line_portfolio`)."""
     notion = problem.privacy[0]
     # coincident inputs (distance 0) must have equal rows: solve over the distinct positions,
     # each with the summed cost rows of its inputs (the same objective for every K with equal
@@ -325,10 +377,19 @@ def metric_line_by_rays(problem, limits=None):
     gap = 0.9 * tolerance if tolerance > 10 * ACCEPT_GAP else ACCEPT_GAP
     path: list[str] = []
 
+    from mechdesign.solvers.line_portfolio import solve_line_portfolio
+
+    first = np.unique(position_of, return_index=True)[1]  # one input per position
+    certified = repairer(notion)
+
+    def repair(k: np.ndarray) -> np.ndarray | None:
+        fixed = certified(k[position_of])
+        return None if fixed is None else fixed[first]
+
     def solve_one(key, cost):
         merged = np.zeros((positions.size, cost.shape[1]))
         np.add.at(merged, position_of, cost)
-        found = solve_line(merged, positions, notion.epsilon, gap=gap, limits=limits, path=path)
+        found = solve_line_portfolio(merged, positions, notion.epsilon, gap, limits, path, repair)
         found.matrix = found.matrix[position_of]
         return found
 

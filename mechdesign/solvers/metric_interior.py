@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
+from mechdesign.solvers.metric_chain import ChainNewton, is_chain
 
 #: iterations before the method gives up proving an optimum
 MAX_ITERATIONS = 200
@@ -72,10 +73,10 @@ MEMORY_SHARE = 0.5
 PAIR_ARRAYS, BLOCK_ARRAYS = 24, 4
 
 
-def _check_memory(n: int, pairs: int, m: int) -> None:
+def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
     """Decline when the iterations' arrays would take more than :data:`MEMORY_SHARE` of the
-    memory available now."""
-    need = 8.0 * (PAIR_ARRAYS * pairs * m + BLOCK_ARRAYS * n * n * m)
+    memory available now (``blocks``: dense |X| × |X| blocks; a chain's are tridiagonal)."""
+    need = 8.0 * (PAIR_ARRAYS * pairs * m + (BLOCK_ARRAYS * n * n * m if blocks else 4 * n * m + 2 * n * n))
     try:
         available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # no sysconf: assume the need fits
@@ -128,6 +129,8 @@ class _Reduced:
         entries = np.concatenate([a_ * g + a_, b_ * g + b_, a_ * g + b_, b_ * g + a_])
         values = np.concatenate([np.ones(p), c_ * c_, -c_, -c_])
         self.E = sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
+        # every pair joins neighbours in index order (points on a line): tridiagonal blocks
+        self.chain = is_chain(self.a, self.b)
 
 
 class _Iterate:
@@ -245,8 +248,10 @@ class MetricInteriorPoint:
     def __init__(self, cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  tol: float = 1e-9, repair=None):
         i, j, d = (np.asarray(p) for p in pairs)
-        _check_memory(cost.shape[0], i.size, cost.shape[1])
+        _check_memory(cost.shape[0], i.size, cost.shape[1], blocks=not is_chain(i, j))
         self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
+        if is_chain(i, j) and not self.lp.chain:  # merged inputs broke the chain: dense blocks
+            _check_memory(*self.lp.cost.shape[:1], self.lp.a.size, self.lp.cost.shape[1])
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
@@ -313,7 +318,7 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     programming”, Comput. Optim. Appl. 1996)."""
     from mechdesign.solvers.metric_interior_kernels import stepped_products
 
-    newton = _Newton(lp, it)
+    newton = (ChainNewton if lp.chain else _Newton)(lp, it)
     r_d = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam

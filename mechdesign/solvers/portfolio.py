@@ -118,7 +118,10 @@ class Turns:
 
     def closed(self, tol: float) -> bool:
         design_from, bound_from = self.best()
-        return design_from.value - bound_from.bound <= tol * max(self.floor, abs(design_from.value))
+        value, bound = design_from.value, bound_from.bound
+        if not (math.isfinite(value) and math.isfinite(bound)):  # nothing yet (inf <= inf)
+            return False
+        return value - bound <= tol * max(self.floor, abs(value))
 
     def play(self, name: str, window: Turn, limits: Limits | None, tol: float) -> str:
         """Give method ``name`` the time of ``window``: "closed" when the shared gap closed,
