@@ -230,3 +230,28 @@ def test_line_steps_beyond_e20_are_kept_in_box_pricing():
     ours, plain = problem.solve(), problem.solve(solver="highs")
     assert ours.solver["name"] == line_rays.NAME and ours.status == plain.status == "optimal"
     assert ours.objective == pytest.approx(plain.objective, rel=1e-8)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.25, 2.0])
+@pytest.mark.parametrize("prior", ["dirichlet", "zipf"])
+def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, prior, monkeypatch):
+    """A random loss on 40 unevenly spaced points: the turns of the line rays and the interior
+    point (tridiagonal blocks) end at the plain LP's optimum, and the path names both (turns of
+    0.1 ms, so that the rays cannot finish in their first)."""
+    from mechdesign.solvers import portfolio
+
+    monkeypatch.setattr(portfolio, "FIRST_TURN", 1e-4)
+    rng = np.random.default_rng([int(eps * 100), len(prior)])
+    points = np.sort(rng.choice(400, 40, replace=False)).astype(float) / 40
+    w = rng.dirichlet(np.ones(40)) if prior == "dirichlet" else 1.0 / np.arange(1, 41) ** 1.1
+    dom, metric = Domain.from_points(points), Metric("absolute")
+    problem = Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
+                      objective=ExpectedLoss(rng.random((40, 40)), {"default": w / w.sum()}))
+    ours, plain = problem.solve(), problem.solve(solver="highs")
+    assert ours.solver["name"] == line_rays.NAME and ours.status == plain.status == "optimal"
+    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+    assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
+    summary = [step for step in ours.solver["path"] if "design from" in step]
+    # both took turns, unless the rays' first master was already optimal
+    assert summary and "line rays:" in summary[0]
+    assert "interior point:" in summary[0] or "line rays: 1 rounds" in summary[0]
