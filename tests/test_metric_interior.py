@@ -117,6 +117,15 @@ def test_it_declines_what_would_not_fit_in_memory(monkeypatch):
         MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
 
 
+@pytest.mark.parametrize("kind", ["grid", "line"])
+def test_it_declines_when_one_iteration_would_outlast_its_limit(kind, monkeypatch):
+    cost, d, notion = _instance(kind, 1.0, "uniform", "metric")
+    MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)  # within the limit
+    monkeypatch.setattr(metric_interior, "MAX_ITERATION_SECONDS", 0.0)
+    with pytest.raises(SolverDeclined, match="one iteration's factorisations"):
+        MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+
+
 def test_it_declines_when_its_gap_stops_halving(monkeypatch):
     cost, d, notion = _instance("points", 1.0, "zipf", "random")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=0.0)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import os
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg
@@ -67,6 +68,12 @@ MAX_CORRECTORS = 4
 STALL_ITERATIONS = 30
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
+#: the method declines at the start when the factorisations of one iteration, timed on a few
+#: blocks, would take longer than this: an iteration cannot be interrupted, so a method whose
+#: every step outlasts the turns' first rounds (a quarter of a second, doubling) takes the
+#: other method's time (2,000 points on a line: about 14 s per iteration, where the rays alone
+#: need 8 s)
+MAX_ITERATION_SECONDS = 2.0
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
 #: correctors' targets), and of |X|² × outputs (the blocks, their factors, their inverses and
 #: a product's temporary)
@@ -84,6 +91,34 @@ def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
     if need > MEMORY_SHARE * available:
         raise SolverDeclined(f"its arrays would take {need / 2**30:.1f} GB, more than half the "
                              f"{available / 2**30:.1f} GB available")
+
+
+def _check_iteration_time(lp) -> None:
+    """Decline when one iteration's factorisations, timed on one and on three outputs' blocks
+    (their difference over two: the per-output time without the fixed costs, after a warm-up
+    on tiny blocks) and multiplied by the outputs, would take more than
+    :data:`MAX_ITERATION_SECONDS`."""
+    import time
+
+    g, m = lp.cost.shape
+    if lp.chain:
+        from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
+
+        def run(k: int, size: int) -> None:
+            chain_inverse_sum(np.ones((k, size)), np.zeros((k, size - 1)), np.ones((k, size)), np.zeros((size, size)))
+    else:
+        def run(k: int, size: int) -> None:
+            _factors_and_inverses(np.repeat(np.eye(size)[None] * 2.0, k, axis=0))
+    run(1, 2)  # compiled code loaded, LAPACK warmed
+    seconds = []
+    for k in (1, 3):
+        start = time.perf_counter()
+        run(k, g)
+        seconds.append(time.perf_counter() - start)
+    per_output = max((seconds[1] - seconds[0]) / 2, seconds[1] / 3 / 4)  # (round-off of the clock)
+    if m * per_output > MAX_ITERATION_SECONDS:
+        raise SolverDeclined(f"one iteration's factorisations would take about {m * per_output:.0f} s "
+                             f"({m} blocks of {g} inputs)")
 
 
 def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -124,13 +159,18 @@ class _Reduced:
         self.G = sp.csr_matrix((np.concatenate([-np.ones(p), self.coef]), (rows, np.concatenate([self.a, self.b]))),
                                shape=(p, g))
         self.GT = self.G.T.tocsr()
-        # H_y's entries (flattened row-major) as a linear map of the pairs' weights Λ/S
+        # every pair joins neighbours in index order (points on a line): tridiagonal blocks
+        self.chain = is_chain(self.a, self.b)
+
+    @cached_property
+    def E(self) -> sp.csr_matrix:
+        """H_y's entries (flattened row-major) as a linear map of the pairs' weights Λ/S (built
+        when dense blocks are first needed: |X|² rows)."""
+        g, p = self.cost.shape[0], self.a.size
         a_, b_, c_ = self.a, self.b, self.coef
         entries = np.concatenate([a_ * g + a_, b_ * g + b_, a_ * g + b_, b_ * g + a_])
         values = np.concatenate([np.ones(p), c_ * c_, -c_, -c_])
-        self.E = sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
-        # every pair joins neighbours in index order (points on a line): tridiagonal blocks
-        self.chain = is_chain(self.a, self.b)
+        return sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
 
 
 class _Iterate:
@@ -252,6 +292,7 @@ class MetricInteriorPoint:
         self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
         if is_chain(i, j) and not self.lp.chain:  # merged inputs broke the chain: dense blocks
             _check_memory(*self.lp.cost.shape[:1], self.lp.a.size, self.lp.cost.shape[1])
+        _check_iteration_time(self.lp)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
