@@ -245,3 +245,35 @@ def test_a_zero_gap_from_the_start_is_measured_without_error():
     turns = portfolio.Turns({"z": lambda: _Fake("z", 1.0, 1.0)})  # closed before any round
     assert turns.play("z", portfolio.Turn(None, 0.01), None, 1e-9) == "closed"
     assert turns.rate["z"] == 0.0
+
+
+def test_a_method_that_overran_its_turn_is_charged_for_it(monkeypatch):
+    # "slow" takes 0.05 s per uninterruptible step against turns of 0.01 s; "probe" records the
+    # length of each turn it is given, which must make up for slow's overrun (equal shares here:
+    # neither has a prediction, so the turns' lengths are equal and the debt is the overrun)
+    monkeypatch.setattr(portfolio, "FIRST_TURN", 0.01)
+
+    class Slow(_Fake):
+        def advance(self, limits=None):
+            time.sleep(0.05)
+            self.rounds += 1
+            return True
+
+    class Probe(_Fake):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.turns = []
+
+        def advance(self, limits=None):
+            self.turns.append(limits.time_limit)
+            if len(self.turns) >= 3:
+                self.bound = self.latest_bound = self.value  # closes the gap
+            while not limits.expired():
+                time.sleep(0.001)
+            return True
+
+    turns = portfolio.Turns({"slow": lambda: Slow("slow", 1.0, 0.0), "probe": lambda: Probe("probe", 1.0, 0.0)})
+    portfolio.interleave(turns, 1e-9, None, [])
+    probe = turns.started["probe"]
+    assert probe.turns[0] >= 0.01 + 0.035  # the first turn's 0.01 s plus slow's overrun of about 0.04 s
+    assert probe.turns[1] >= 0.02 + 0.025  # the second round's 0.02 s plus about 0.03 s owed

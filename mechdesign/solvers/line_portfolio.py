@@ -62,7 +62,7 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
                   # the rays measure it (two points at ε = 50: an optimum of 2e-22)
                   PORTFOLIO_NAME, floor=1e-6 * float(np.abs(cost).max()))
     try:
-        return interleave(turns, aim, limits, path)
+        return interleave(turns, aim, limits, path, accept=gap)
     except SolverDeclined as declined:
         designed = [m for m in turns.started.values() if m.design() is not None]
         if not designed:

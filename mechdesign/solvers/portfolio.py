@@ -10,7 +10,8 @@ gets a share of that: a third when the two predictions are close, falling in pro
 ratio of the predictions when they are far apart, to an eighth at least (a method that has shown
 no progress at all gets the eighth). A method whose progress comes late still gets that eighth,
 so the time spent is at most about nine times that of the faster method, and 1 + the share of
-it when the prediction is right.
+it when the prediction is right. A method that overruns its turn (one of its steps cannot be
+interrupted) is charged for it: the other's next turn is lengthened to keep the shares.
 
 The two share what they prove: the design of least objective found by either, and the largest
 lower bound proven by either. The solve ends as soon as the best design is within the tolerance
@@ -180,17 +181,34 @@ class Turns:
                                sum(m.rounds for m in self.started.values()), design_from.columns, stopped)
 
 
-def interleave(turns: Turns, tol: float, limits: Limits | None, path: list[str]) -> ContextSolution:
-    """Play ``turns`` until the shared gap closes (relative to max(floor, |value|)) or
-    ``limits`` expire (``stopped=True``: the best design so far with the best bound); what
-    happened is appended to ``path``. Raises :class:`SolverDeclined` when every method declined
-    (the turns keep what they found: :meth:`Turns.solution`)."""
+def interleave(turns: Turns, tol: float, limits: Limits | None, path: list[str],
+               accept: float | None = None) -> ContextSolution:
+    """Play ``turns`` until the shared gap closes to ``tol`` (relative to max(floor, |value|))
+    or ``limits`` expire (``stopped=True``: the best design so far with the best bound), or,
+    with ``accept``, until a method declines while the shared gap is within ``accept`` (one
+    method can go no further, and the gap the problem asks for is reached); what happened is
+    appended to ``path``. Raises :class:`SolverDeclined` when every method declined (the turns
+    keep what they found: :meth:`Turns.solution`)."""
     seconds = FIRST_TURN
+    # a method that overran its turn (one of its steps cannot be interrupted: an interior-point
+    # iteration of a second on 1,000 points against a first turn of a quarter) is charged for
+    # it: the others' next turns are lengthened in the ratio of this round's turns
+    owed = dict.fromkeys(turns.starters, 0.0)
     while len(turns.retired) < len(turns.starters):
         names = [name for name in turns.starters if name not in turns.retired]
         lengths = turns.lengths(names, seconds, tol)
         for name in names:
-            outcome = turns.play(name, Turn(limits, lengths[name]), limits, tol)
+            length, owed[name] = lengths[name] + owed[name], 0.0
+            used = turns.seconds[name]
+            outcome = turns.play(name, Turn(limits, length), limits, tol)
+            overrun = turns.seconds[name] - used - length
+            if overrun > 0:
+                for other in names:
+                    if other != name:
+                        owed[other] += overrun * (lengths[other] / lengths[name] if lengths[name] > 0 else 1.0)
+            if outcome == "declined" and accept is not None and turns.closed(accept):
+                path.append(f"{name} declined with the shared gap within the tolerance")
+                return turns.solution(False, path)
             if outcome in ("closed", "expired"):
                 if turns.best()[0].design() is None:
                     raise SolverDeclined("the time limit came before either method had a design")
