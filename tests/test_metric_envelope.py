@@ -255,3 +255,17 @@ def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, pr
     # both took turns, unless the rays' first master was already optimal
     assert summary and "line rays:" in summary[0]
     assert "interior point:" in summary[0] or "line rays: 1 rounds" in summary[0]
+
+
+def test_the_line_rays_decline_after_their_rounds_in_the_turns(monkeypatch):
+    from mechdesign.solvers import line_portfolio, portfolio
+
+    monkeypatch.setattr(line_portfolio, "MAX_ROUNDS", 1)
+    monkeypatch.setattr(portfolio, "FIRST_TURN", 1e-4)
+    rng = np.random.default_rng(3)
+    points = np.sort(rng.choice(400, 40, replace=False)).astype(float) / 40
+    cost = rng.random((40, 40)) * rng.dirichlet(np.ones(40))[:, None]
+    path: list[str] = []
+    found = line_portfolio.solve_line_portfolio(cost, points, 0.1, 1e-6, None, path)
+    assert found.objective - found.bound <= 1e-6 * found.objective
+    assert any("no proof within 1 rounds" in step for step in path) or "line rays: 1 rounds" in path[-1]

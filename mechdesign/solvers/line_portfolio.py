@@ -27,11 +27,17 @@ from mechdesign.solvers.portfolio import Turns, interleave
 PORTFOLIO_NAME = "line rays + interior point"
 
 
+#: rounds of the line rays at most (as alone), after which they decline
+MAX_ROUNDS = 500
+
+
 class _DecliningRays(LineRounds):
     """The line rays as a method of the turns: declines once a round finds no improving column
-    with the gap open (alone, the rays stop there)."""
+    with the gap open (alone, the rays stop there), or after :data:`MAX_ROUNDS` rounds."""
 
     def advance(self, limits=None) -> bool:
+        if self.rounds >= MAX_ROUNDS:
+            raise SolverDeclined(self.note() + f": no proof within {MAX_ROUNDS} rounds")
         if self.stuck:
             raise SolverDeclined(self.note() + ": no improving ray while the gap is open")
         if self.closed:  # (the turns close on the same scale first; a guard against looping)
