@@ -277,3 +277,16 @@ def test_a_method_that_overran_its_turn_is_charged_for_it(monkeypatch):
     probe = turns.started["probe"]
     assert probe.turns[0] >= 0.01 + 0.035  # the first turn's 0.01 s plus slow's overrun of about 0.04 s
     assert probe.turns[1] >= 0.02 + 0.025  # the second round's 0.02 s plus about 0.03 s owed
+
+
+def test_column_generation_declines_when_called_again_after_pricing_out():
+    # in turns whose shared gap is still open it can go no further: it must say so, not loop
+    from mechdesign.solvers.column_generation import ColumnRounds, LDPCone
+    from mechdesign.solvers.highs_model import SolverDeclined
+
+    rng = np.random.default_rng(2)
+    run = ColumnRounds(rng.random((5, 5)), LDPCone(5, 1.0))
+    while not run.done:
+        run.advance()
+    with pytest.raises(SolverDeclined, match="no improving column"):
+        run.advance()

@@ -190,7 +190,10 @@ class ColumnRounds:
         any object with ``time_limit`` and ``remaining()``), price every output, add the best
         improving columns. Returns False, with nothing changed, when HiGHS stopped at the time
         limit it was given; the next call resumes that solve from where it stopped. Raises
-        :class:`SolverDeclined` when HiGHS ends a master without an optimum otherwise."""
+        :class:`SolverDeclined` when HiGHS ends a master without an optimum otherwise, and when
+        called again after pricing found no improving column (the method can go no further)."""
+        if self.done:  # priced out already: called again only by turns whose gap is open
+            raise SolverDeclined("no improving column while the shared gap is open")
         h = self.master.h
         give_time(h, limits)
         status = resumable_run(h)
