@@ -21,7 +21,7 @@ def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
     return a.size > 0 and bool(np.all(np.abs(a - b) == 1))
 
 
-def _maps(lp) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def chain_maps(lp) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """The linear maps from the pairs' weights Λ/S to the blocks' diagonals (|X| rows) and to
     their off-diagonals (|X| − 1 rows, entry k joining inputs k and k + 1)."""
     g, p = lp.cost.shape[0], lp.a.size
@@ -32,7 +32,22 @@ def _maps(lp) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     return diagonal, off
 
 
-class ChainNewton:
+class BlockSystem:
+    """What the Newton systems of the interior point share: ``scale`` (m, g), the blocks'
+    diagonal scaling, ``apply(v)`` (H_y⁻¹ v[:, y] for every output) and, from it,
+    :meth:`apply_row`."""
+
+    scale: np.ndarray
+
+    def apply(self, v: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def apply_row(self, du: np.ndarray) -> np.ndarray:
+        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
+        return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
+
+
+class ChainNewton(BlockSystem):
     """The Newton system at one iterate, for tridiagonal blocks: each block's bidiagonal
     Cholesky factor (of the block scaled to a unit diagonal) and the Cholesky factor of
     Σ_y H_y⁻¹; the same interface as the dense blocks' system."""
@@ -40,8 +55,6 @@ class ChainNewton:
     def __init__(self, lp, it):
         from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
 
-        if not hasattr(lp, "chain_maps"):
-            lp.chain_maps = _maps(lp)
         to_diagonal, to_off = lp.chain_maps
         weights = it.lam / it.S
         diagonal = (to_diagonal @ weights + it.mu / it.K).T  # (m, g)
@@ -65,7 +78,3 @@ class ChainNewton:
         out = v * self.scale.T
         chain_solves(self.diag, self.low, out)
         return out * self.scale.T
-
-    def apply_row(self, du: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
-        return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))

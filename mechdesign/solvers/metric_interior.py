@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
-from mechdesign.solvers.metric_chain import ChainNewton, is_chain
+from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, chain_maps, is_chain
 
 #: iterations before the method gives up proving an optimum
 MAX_ITERATIONS = 200
@@ -163,6 +163,11 @@ class _Reduced:
         self.chain = is_chain(self.a, self.b)
 
     @cached_property
+    def chain_maps(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """For a chain: the maps from Λ/S to the tridiagonal blocks' diagonals and off-diagonals."""
+        return chain_maps(self)
+
+    @cached_property
     def E(self) -> sp.csr_matrix:
         """H_y's entries (flattened row-major) as a linear map of the pairs' weights Λ/S (built
         when dense blocks are first needed: |X|² rows)."""
@@ -189,7 +194,7 @@ class _Iterate:
         self.mu = reduced - self.u[:, None]
 
 
-class _Newton:
+class _Newton(BlockSystem):
     """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
     D_y H_y D_y with D_y = diag(H_y)^-1/2, and its inverse, and the Cholesky factor of
     Σ_y H_y⁻¹, shared by the predictor and the correctors."""
@@ -221,9 +226,6 @@ class _Newton:
         cholesky_solves(self.factors, out)
         return out * self.scale.T
 
-    def apply_row(self, du: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
-        return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
 
 
 def _factors_and_inverses(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -291,7 +293,7 @@ class MetricInteriorPoint:
         _check_memory(cost.shape[0], i.size, cost.shape[1], blocks=not is_chain(i, j))
         self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
         if is_chain(i, j) and not self.lp.chain:  # merged inputs broke the chain: dense blocks
-            _check_memory(*self.lp.cost.shape[:1], self.lp.a.size, self.lp.cost.shape[1])
+            _check_memory(self.lp.cost.shape[0], self.lp.a.size, self.lp.cost.shape[1])
         _check_iteration_time(self.lp)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
