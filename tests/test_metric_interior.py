@@ -238,3 +238,65 @@ def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
     scattered = np.random.default_rng(1).permutation(14)
     assert not MetricInteriorPoint(cost[scattered], (np.argsort(scattered)[notion.i], np.argsort(scattered)[notion.j],
                                                      notion.d), 0.5).lp.chain
+
+
+def test_nearest_pairs_are_each_inputs_smallest_exponents():
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 9, 80), rng.integers(0, 9, 80)
+    exponent = rng.random(80)
+    chosen = metric_interior.nearest_pairs(a, b, exponent, 3)
+    expected = np.zeros(80, bool)
+    for side in (a, b):
+        for x in range(9):
+            mine = np.flatnonzero(side == x)
+            expected[mine[np.argsort(exponent[mine], kind="stable")[:3]]] = True
+    assert np.array_equal(chosen, expected)
+
+
+def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monkeypatch):
+    # rows outside the working set still limit the primal step, and rows that join it take their
+    # Λ from μ: on a 6 × 6 grid (every input has 35 pairs, 8 of them start the set) every
+    # iterate is private for all the pairs and no join changes the dual equation's residual
+    changes = []
+    join = metric_interior._join
+
+    def watched_join(lp, it, joining):
+        before = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+        join(lp, it, joining)
+        changes.append(np.abs(lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam - before).max())
+
+    monkeypatch.setattr(metric_interior, "_join", watched_join)
+    grid = np.array([(x, y) for x in range(6) for y in range(6)], dtype=float)
+    dom = Domain.from_points(grid)
+    notion = MetricPrivacy(1.0, Metric("euclidean"), dom)
+    d = Metric("euclidean").distances(dom)
+    rng = np.random.default_rng(4)
+    cost = rng.dirichlet(np.ones(36))[:, None] * d
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8)
+    lp, it = run.lp, run.it
+    start = int(it.active.sum())
+    assert start < it.active.size
+    while not run.done:
+        run.advance()
+        slack = lp.G @ it.K  # every pair row, in or out of the set
+        assert slack.min() >= -1e-12 * np.abs(it.K).max() * lp.coef.max()
+        assert np.all(it.lam[~it.active] == 0.0)
+        assert it.mu.min() > 0 and it.lam.min() >= 0
+    assert start < int(it.active.sum()) < it.active.size  # rows joined; not all of them
+    assert len(changes) > 5 and max(changes) <= 1e-12 * np.abs(cost).max()
+    optimum = all_pairs_lp(cost, d, 1.0)
+    assert abs(run.value - optimum) <= 1e-7 * optimum and run.bound <= optimum + 1e-12
+
+
+def test_joining_rows_take_at_most_their_share_of_mu():
+    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+    lp, it = run.lp, run.it
+    joining = ~it.active
+    mu_before = it.mu.copy()
+    residual_before = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    metric_interior._join(lp, it, joining)
+    assert it.active.all() and np.all(it.lam[joining] > 0)
+    assert np.all(it.mu >= (1 - metric_interior.JOIN_SHARE) * mu_before - 1e-15)
+    residual = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    assert np.allclose(residual, residual_before, atol=1e-12)

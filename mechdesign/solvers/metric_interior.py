@@ -27,6 +27,17 @@ pass over all outputs.
 The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
 step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
 
+Most of the pair rows never bind (on a 10 × 10 grid at ε = 1, under 1 % of the (pair, output)
+rows are tight at the optimum), yet every nearly tight one blocks the steps in turn: with all of
+them the iterations need about a hundred short steps. So the iterations start from a working
+set, each input's :data:`NEAR_PAIRS` pairs of smallest ε·d (at either end) for every output; a
+row outside it has Λ = 0 and no weight in the blocks. Its slack is still kept (S = G K for every
+row) and still limits the primal step, so every iterate stays private for all the pairs; a row
+outside the set that a full step would cross joins it after the step, its Λ taken from the μ
+of the entry it pushes down (so that the dual equation keeps holding and no μ falls below
+half its value). The iteration count falls by about a third (the 10 × 10 grid at ε = 1: 66
+steps instead of 103, with 9 % of the rows in the set at the end).
+
 Nothing here is trusted for the bound: for any Λ >= 0 the Lagrangian relaxation of the pair
 constraints over row-stochastic K is
 
@@ -66,6 +77,11 @@ MAX_CORRECTORS = 4
 #: the method declines when its proven gap has not halved over this many iterations (when
 #: round-off, not the path, sets the pace near the optimum)
 STALL_ITERATIONS = 30
+#: each input's pairs (of smallest ε·d, as the first and as the second of the pair) that start
+#: the working set of pair rows, for every output
+NEAR_PAIRS = 4
+#: the share of an entry's μ that the Λ of rows joining the working set may take from it
+JOIN_SHARE = 0.5
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
 #: the method declines at the start when the factorisations of one iteration, timed on a few
@@ -178,17 +194,32 @@ class _Reduced:
         return sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
 
 
+def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) -> np.ndarray:
+    """Which pairs are among the ``k`` of smallest exponent of their first or of their second
+    input (ties broken by position)."""
+    chosen = np.zeros(a.size, bool)
+    for side in (a, b):
+        order = np.lexsort((exponent, side))
+        ordered = side[order]
+        rank = np.arange(a.size) - np.searchsorted(ordered, ordered, side="left")
+        chosen[order[rank < k]] = True
+    return chosen
+
+
 class _Iterate:
-    """The primal (K, S) and dual (u, μ, Λ) iterate. It starts with K uniform over the outputs
-    (rows sum to 1, every pair's slack (c − 1)/|Y| > 0), every pair's complementarity product
-    τ = (1 + max|C|)/|Y|, and u, μ >= τ|Y| chosen so that the dual equation holds exactly."""
+    """The primal (K, S) and dual (u, μ, Λ) iterate and the working set ``active`` of pair rows
+    (P, |Y|). It starts with K uniform over the outputs (rows sum to 1, every pair's slack
+    (c − 1)/|Y| > 0), every working row's complementarity product τ = (1 + max|C|)/|Y| (Λ = 0
+    outside the set), and u, μ >= τ|Y| chosen so that the dual equation holds exactly."""
 
     def __init__(self, lp: _Reduced):
         g, m = lp.cost.shape
         self.K = np.full((g, m), 1.0 / m)
         self.S = lp.G @ self.K
         tau = (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
-        self.lam = tau / self.S
+        near = nearest_pairs(lp.a, lp.b, np.log(lp.coef), NEAR_PAIRS)
+        self.active = np.repeat(near[:, None], m, axis=1)
+        self.lam = np.where(self.active, tau / self.S, 0.0)
         reduced = lp.cost - lp.GT @ self.lam
         self.u = reduced.min(axis=1) - tau * m
         self.mu = reduced - self.u[:, None]
@@ -365,13 +396,13 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     r_d = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
-    count = pK.size + pS.size
+    count = pK.size + int(it.active.sum())
     mu = (pK.sum() + pS.sum()) / count
     aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
-    tK, tS = target - pK - aff.dK * aff.dmu, target - pS - aff.dS * aff.dlam
+    tK, tS = target - pK - aff.dK * aff.dmu, (target - pS - aff.dS * aff.dlam) * it.active
     step = _Direction(lp, it, newton, r_d, r_p, tK, tS)
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
@@ -379,17 +410,40 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     for _ in range(MAX_CORRECTORS):
         goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
         trial_tK = tK + _centring((it.K + goal_p * step.dK) * (it.mu + goal_d * step.dmu), lo, hi)
-        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi)
+        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi) * it.active
         trial = _Direction(lp, it, newton, r_d, r_p, trial_tK, trial_tS)
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
+    with np.errstate(divide="ignore"):
+        joining = ~it.active & (step.dS < 0) & (it.S < -step.dS)  # a full step would cross them
     a_p, a_d = step_lengths(step, STEP_FRACTION)
     it.K += a_p * step.dK
     it.S += a_p * step.dS
     it.u += a_d * step.du
     it.mu += a_d * step.dmu
     it.lam += a_d * step.dlam
+    if joining.any():
+        _join(lp, it, joining)
+
+
+def _join(lp: _Reduced, it: _Iterate, joining: np.ndarray) -> None:
+    """Add the rows ``joining`` to the working set. Each row's Λ would be centred at the
+    current mean complementarity; since Gᵀ Λ takes c·Λ from μ[b, y] (and gives Λ to μ[a, y]),
+    the rows taking from one entry are scaled down together so that they take at most
+    :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
+    g, m = it.K.shape
+    mean = ((it.K * it.mu).sum() + (it.S * it.lam).sum()) / (it.K.size + int(it.active.sum()))
+    pair, out = np.nonzero(joining)
+    a, b, c = lp.a[pair], lp.b[pair], lp.coef[pair]
+    wanted = mean / it.S[pair, out]
+    taken = np.zeros((g, m))
+    np.add.at(taken, (b, out), c * wanted)
+    lam = wanted * np.minimum(1.0, JOIN_SHARE * it.mu[b, out] / taken[b, out])
+    it.lam[pair, out] = lam
+    np.add.at(it.mu, (b, out), -c * lam)
+    np.add.at(it.mu, (a, out), lam)
+    it.active[pair, out] = True
 
 
 def _centring(products: np.ndarray, lo: float, hi: float) -> np.ndarray:
