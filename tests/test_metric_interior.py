@@ -240,6 +240,28 @@ def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
                                                      notion.d), 0.5).lp.chain
 
 
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_coincident_points_on_a_line_keep_the_tridiagonal_blocks(epsilon):
+    # sorted points with two runs of coincident ones: the neighbour pairs at distance 0 merge
+    # their inputs, and the merged inputs' pairs are again neighbours, so the blocks stay
+    # tridiagonal; the design gives coincident points one row and meets the full LP's optimum
+    rng = np.random.default_rng(8)
+    points = np.sort(np.concatenate([rng.random(9), [0.4, 0.4, 0.4, 0.7, 0.7]]))
+    n = points.size
+    x = np.arange(n - 1)
+    i, j = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
+    d = np.abs(points[:, None] - points[None, :])
+    cost = rng.dirichlet(np.ones(n))[:, None] * rng.random((n, n))
+    run = MetricInteriorPoint(cost, (i, j, np.abs(points[i] - points[j])), epsilon, tol=1e-9)
+    assert run.lp.chain and run.lp.cost.shape[0] == n - 3
+    while not run.done:
+        run.advance()
+    design = run.design()
+    for a, b in zip(*np.nonzero(np.triu(d == 0, 1))):
+        assert np.array_equal(design[a], design[b])
+    optimum = all_pairs_lp(cost, d, epsilon)
+    assert run.bound <= optimum + 1e-9 * optimum and abs(run.value - optimum) <= 1e-7 * optimum
+
 def test_nearest_pairs_are_each_inputs_smallest_exponents():
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 9, 80), rng.integers(0, 9, 80)

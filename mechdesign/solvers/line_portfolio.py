@@ -75,7 +75,7 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
             path.append(f"no design: {declined.reason}")
             raise
         best = turns.solution(False, path)
-    if best.objective - best.bound <= gap * abs(best.objective) + 1e-12:
+    if turns.closed(gap):  # (the value re-measured on the repaired design)
         return best
     if cost.size <= NEIGHBOUR_LP_MAX_ENTRIES and not (limits is not None and limits.expired()):
         return neighbour_lp(cost, points, epsilon, best, limits, path)
