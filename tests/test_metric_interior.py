@@ -322,3 +322,29 @@ def test_joining_rows_take_at_most_their_share_of_mu():
     assert np.all(it.mu >= (1 - metric_interior.JOIN_SHARE) * mu_before - 1e-15)
     residual = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
     assert np.allclose(residual, residual_before, atol=1e-12)
+
+
+
+@pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])
+def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling):
+    # nearly singular blocks (products that barely decay down a column), moderate, and weakly
+    # coupled ones (products that vanish), with scales spanning orders of magnitude: the sum
+    # is the sum of the inverses of the factorised blocks L Lᵀ (what the solves use)
+    from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
+
+    rng = np.random.default_rng(11)
+    m, g = 6, 150
+    off = -coupling * (1.0 - 1e-3 * rng.random((m, g - 1)))
+    scale = np.exp(rng.normal(size=(m, g)) * 2.0)
+    diag, low = np.empty((m, g)), np.empty((m, g - 1))
+    assert chain_cholesky(off, diag, low)
+    total = np.full((g, g), 7.0)  # added to; the upper triangle left as it was
+    chain_inverse_sum(diag, low, scale, total)
+    expected = np.zeros((g, g))
+    for y in range(m):
+        factor = np.diag(diag[y]) + np.diag(low[y], -1)
+        inverse = np.linalg.inv(factor)
+        expected += scale[y][:, None] * (inverse.T @ inverse) * scale[y][None, :]
+    lower = np.tril_indices(g)
+    assert np.allclose(total[lower] - 7.0, expected[lower], rtol=1e-10, atol=1e-13 * np.abs(expected).max())
+    assert np.all(total[np.triu_indices(g, 1)] == 7.0)

@@ -3,8 +3,8 @@ order, as on a line (points sorted; each point's privacy pairs are its two neigh
 output's block H_y = Gᵀ diag(Λ/S) G + diag(μ/K) is then tridiagonal.
 
 Scaled to a unit diagonal (as the dense blocks are), each block is factorised in O(|X|) and
-solved in O(|X|); the rows' coupling Σ_y H_y⁻¹ is summed column by column from the factors, in
-O(|X|²) per output. An iteration is O(|Y| |X|²) instead of the dense blocks' O(|Y| |X|³), and
+solved in O(|X|); the rows' coupling Σ_y H_y⁻¹ is summed column by column from the factors
+(below the diagonal, each column of the inverse is a running product), in O(|X|²) per output. An iteration is O(|Y| |X|²) instead of the dense blocks' O(|Y| |X|³), and
 holds O(|Y| |X|) numbers besides the coupling's |X|²."""
 
 from __future__ import annotations

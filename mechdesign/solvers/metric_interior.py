@@ -121,7 +121,7 @@ def _check_iteration_time(lp) -> None:
         from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
 
         def run(k: int, size: int) -> None:
-            chain_inverse_sum(np.ones((k, size)), np.zeros((k, size - 1)), np.ones((k, size)), np.zeros((size, size)))
+            chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), np.zeros((size, size)))
     else:
         def run(k: int, size: int) -> None:
             _factors_and_inverses(np.repeat(np.eye(size)[None] * 2.0, k, axis=0))
