@@ -309,3 +309,37 @@ def test_line_rays_stuck_with_an_open_gap_finish_with_the_neighbour_pair_lp(eps,
     optimum = all_pairs_design(cost, i, j, np.exp(eps * np.abs(points[i] - points[j])))
     assert found.objective == pytest.approx(optimum, rel=1e-7)
     assert found.bound <= optimum * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("enough", [1e-5, None])
+def test_the_portfolio_accepts_a_decline_within_enough(enough, monkeypatch):
+    # the interior point declines (as on round-off) once its gap is below 1e-5, far from the
+    # aim of 1e-12: with enough = 1e-5 the turns return its design at once; without, the rays
+    # go on alone towards 1e-12
+    from mechdesign.solvers import metric_interior
+    from mechdesign.solvers.highs_model import SolverDeclined
+
+    advance = metric_interior.MetricInteriorPoint.advance
+
+    def declining(self, limits=None):
+        advance(self, limits)
+        if self.gaps[-1] < 1e-5:
+            raise SolverDeclined("stalled (test)")
+        return True
+
+    monkeypatch.setattr(metric_interior.MetricInteriorPoint, "advance", declining)
+    problem = general_instance("euclidean-random", 2)
+    notion, cost = problem.privacy[0], problem.objective.cost("default")
+    distances = notion.metric.distances(notion.domain)
+    path: list[str] = []
+    plain = problem.solve(solver="highs").objective
+    try:
+        found = dantzig_wolfe.solve_portfolio(cost, distances, notion, found_symmetry(problem), 1e-12, None, path,
+                                              enough=enough)
+    except dantzig_wolfe.RaysStalled:
+        found = None
+    accepted = "interior point declined with the shared gap within the tolerance" in path
+    assert accepted == (enough is not None)
+    if enough is not None:
+        assert found.objective - found.bound <= 1e-5 * found.objective
+        assert found.bound <= plain * (1 + 1e-9) and found.objective >= plain * (1 - 1e-9)

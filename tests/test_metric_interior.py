@@ -348,3 +348,18 @@ def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling):
     lower = np.tril_indices(g)
     assert np.allclose(total[lower] - 7.0, expected[lower], rtol=1e-10, atol=1e-13 * np.abs(expected).max())
     assert np.all(total[np.triu_indices(g, 1)] == 7.0)
+
+
+def test_it_declines_on_a_frozen_gap_only_once_the_iterate_has_converged():
+    # a gap that has not moved over five iterations means round-off only when the iterate's
+    # own complementarity is already below the tolerance; at the start it is not
+    cost, d, notion = _instance("points", 1.0, "dirichlet", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8)
+    run.gaps[:] = [0.5] * 6  # as if five iterations had not moved the gap
+    run.advance()  # far from converged: no decline
+    while not run.done:
+        run.advance()
+    assert run.complementarity <= run.tol * abs(run.value)
+    run.gaps[:] = [run.gaps[-1]] * 6
+    with pytest.raises(SolverDeclined, match="has not moved over 5"):
+        run.advance()

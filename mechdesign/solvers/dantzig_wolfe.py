@@ -347,11 +347,12 @@ def pricing_order(outputs) -> np.ndarray | None:
 
 
 def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, limits, path: list[str],
-                    order: np.ndarray | None = None) -> ContextSolution:
+                    order: np.ndarray | None = None, enough: float | None = None) -> ContextSolution:
     """The rays and the interior point (:mod:`metric_interior`) in turns (:mod:`portfolio`)
-    until the best design is within ``gap`` of the best bound or ``limits`` expire; what
-    happened is appended to ``path``. Raises :class:`RaysStalled` carrying the best design
-    and bound (None when neither method had one) when both methods declined."""
+    until the best design is within ``gap`` of the best bound, or a method declines with it
+    within ``enough``, or ``limits`` expire; what happened is appended to ``path``. Raises
+    :class:`RaysStalled` carrying the best design and bound (None when neither method had one)
+    when both methods declined."""
     epsilon = notion.epsilon
     turns = Turns({RayRounds.name: lambda: RayRounds(cost, distances, (notion.i, notion.j), epsilon, gap=gap,
                                                      symmetry=symmetry, stall=STALL_ROUNDS, order=order),
@@ -360,7 +361,7 @@ def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, lim
                                                                          repair=repairer(notion))},
                   PORTFOLIO_NAME, floor=1e-300)
     try:
-        return interleave(turns, gap, limits, path)
+        return interleave(turns, gap, limits, path, accept=enough)
     except SolverDeclined as declined:
         designed = any(m.design() is not None for m in turns.started.values())
         raise RaysStalled(declined.reason, turns.solution(False, path) if designed else None) from None
@@ -377,7 +378,7 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
     if symmetry.order > 1:
         path.append(f"cone rays: a symmetry group of order {symmetry.order}")
     try:
-        found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order)
+        found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order, enough)
     except RaysStalled as stalled:
         best = stalled.solution
         if best is None:  # no method got as far as a design: say why they declined
