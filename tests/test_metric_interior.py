@@ -283,9 +283,9 @@ def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monke
     join = metric_interior._join
 
     def watched_join(lp, it, joining):
-        before = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+        before = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
         join(lp, it, joining)
-        changes.append(np.abs(lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam - before).max())
+        changes.append(np.abs(lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam) - before).max())
 
     monkeypatch.setattr(metric_interior, "_join", watched_join)
     grid = np.array([(x, y) for x in range(6) for y in range(6)], dtype=float)
@@ -296,15 +296,17 @@ def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monke
     cost = rng.dirichlet(np.ones(36))[:, None] * d
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8)
     lp, it = run.lp, run.it
-    start = int(it.active.sum())
-    assert start < it.active.size
+    start = it.rows.size
+    assert start < it.rows.member.size
     while not run.done:
         run.advance()
         slack = lp.G @ it.K  # every pair row, in or out of the set
         assert slack.min() >= -1e-12 * np.abs(it.K).max() * lp.coef.max()
-        assert np.all(it.lam[~it.active] == 0.0)
+        assert np.array_equal(it.S, it.slack[it.rows.pair, it.rows.out])  # the set's slacks: G K's
+        assert np.allclose(it.slack, slack, rtol=0, atol=1e-12 * lp.coef.max())
+        assert it.rows.member.sum() == it.rows.size
         assert it.mu.min() > 0 and it.lam.min() >= 0
-    assert start < int(it.active.sum()) < it.active.size  # rows joined; not all of them
+    assert start < it.rows.size < it.rows.member.size  # rows joined; not all of them
     assert len(changes) > 5 and max(changes) <= 1e-12 * np.abs(cost).max()
     optimum = all_pairs_lp(cost, d, 1.0)
     assert abs(run.value - optimum) <= 1e-7 * optimum and run.bound <= optimum + 1e-12
@@ -314,13 +316,13 @@ def test_joining_rows_take_at_most_their_share_of_mu():
     cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
     lp, it = run.lp, run.it
-    joining = ~it.active
+    joining = ~it.rows.member
     mu_before = it.mu.copy()
-    residual_before = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    residual_before = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     metric_interior._join(lp, it, joining)
-    assert it.active.all() and np.all(it.lam[joining] > 0)
+    assert it.rows.member.all() and it.rows.size == joining.size and np.all(it.lam > 0)
     assert np.all(it.mu >= (1 - metric_interior.JOIN_SHARE) * mu_before - 1e-15)
-    residual = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    residual = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     assert np.allclose(residual, residual_before, atol=1e-12)
 
 

@@ -10,7 +10,6 @@ holds O(|Y| |X|) numbers besides the coupling's |X|²."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky
@@ -19,17 +18,6 @@ from mechdesign.solvers.ldp_interior import shifted_cholesky
 def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether every pair (a, b) joins neighbours in index order (|a − b| = 1)."""
     return a.size > 0 and bool(np.all(np.abs(a - b) == 1))
-
-
-def chain_maps(lp) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """The linear maps from the pairs' weights Λ/S to the blocks' diagonals (|X| rows) and to
-    their off-diagonals (|X| − 1 rows, entry k joining inputs k and k + 1)."""
-    g, p = lp.cost.shape[0], lp.a.size
-    pairs = np.arange(p)
-    diagonal = sp.csr_matrix((np.concatenate([np.ones(p), lp.coef ** 2]),
-                              (np.concatenate([lp.a, lp.b]), np.concatenate([pairs, pairs]))), shape=(g, p))
-    off = sp.csr_matrix((-lp.coef, (np.minimum(lp.a, lp.b), pairs)), shape=(g - 1, p))
-    return diagonal, off
 
 
 class BlockSystem:
@@ -55,11 +43,10 @@ class ChainNewton(BlockSystem):
     def __init__(self, lp, it):
         from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
 
-        to_diagonal, to_off = lp.chain_maps
-        weights = it.lam / it.S
-        diagonal = (to_diagonal @ weights + it.mu / it.K).T  # (m, g)
+        diagonal, off = it.rows.chain(it.lam / it.S)  # (m, g), (m, g − 1)
+        diagonal += (it.mu / it.K).T
         self.scale = 1.0 / np.sqrt(diagonal)
-        off = np.ascontiguousarray((to_off @ weights).T) * self.scale[:, :-1] * self.scale[:, 1:]
+        off *= self.scale[:, :-1] * self.scale[:, 1:]
         m, g = diagonal.shape
         self.diag, self.low = np.empty((m, g)), np.empty((m, g - 1))
         if not chain_cholesky(off, self.diag, self.low):

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 import os
-from functools import cached_property
 
 import numpy as np
 import scipy.linalg
@@ -61,7 +60,8 @@ import scipy.sparse as sp
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
-from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, chain_maps, is_chain
+from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
+from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum
 MAX_ITERATIONS = 200
@@ -154,8 +154,7 @@ def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np
 
 
 class _Reduced:
-    """The LP over merged inputs: its cost, its pairs and coefficients, the pair map G and the
-    sparse map from the pairs' weights to the entries of every H_y."""
+    """The LP over merged inputs: its cost, its pairs and coefficients, and the pair map G."""
 
     def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray, epsilon: float):
         n = cost.shape[0]
@@ -179,24 +178,8 @@ class _Reduced:
         rows = np.concatenate([np.arange(p)] * 2)
         self.G = sp.csr_matrix((np.concatenate([-np.ones(p), self.coef]), (rows, np.concatenate([self.a, self.b]))),
                                shape=(p, g))
-        self.GT = self.G.T.tocsr()
         # every pair joins neighbours in index order (points on a line): tridiagonal blocks
         self.chain = is_chain(self.a, self.b)
-
-    @cached_property
-    def chain_maps(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """For a chain: the maps from Λ/S to the tridiagonal blocks' diagonals and off-diagonals."""
-        return chain_maps(self)
-
-    @cached_property
-    def E(self) -> sp.csr_matrix:
-        """H_y's entries (flattened row-major) as a linear map of the pairs' weights Λ/S (built
-        when dense blocks are first needed: |X|² rows)."""
-        g, p = self.cost.shape[0], self.a.size
-        a_, b_, c_ = self.a, self.b, self.coef
-        entries = np.concatenate([a_ * g + a_, b_ * g + b_, a_ * g + b_, b_ * g + a_])
-        values = np.concatenate([np.ones(p), c_ * c_, -c_, -c_])
-        return sp.csr_matrix((values, (entries, np.concatenate([np.arange(p)] * 4))), shape=(g * g, p))
 
 
 def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) -> np.ndarray:
@@ -212,20 +195,23 @@ def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) ->
 
 
 class _Iterate:
-    """The primal (K, S) and dual (u, μ, Λ) iterate and the working set ``active`` of pair rows
-    (P, |Y|). It starts with K uniform over the outputs (rows sum to 1, every pair's slack
-    (c − 1)/|Y| > 0), every working row's complementarity product τ = (1 + max|C|)/|Y| (Λ = 0
-    outside the set), and u, μ >= τ|Y| chosen so that the dual equation holds exactly."""
+    """The primal (K, S) and dual (u, μ, Λ) iterate over the working set ``rows``
+    (:class:`~mechdesign.solvers.metric_rows.Rows`): S and Λ hold one entry per row of the set,
+    ``slack`` every pair row's slack G K (P, |Y|), which the primal step keeps positive. It
+    starts with K uniform over the outputs (rows sum to 1, every pair's slack (c − 1)/|Y| > 0),
+    every working row's complementarity product τ = (1 + max|C|)/|Y|, and u, μ >= τ|Y| chosen
+    so that the dual equation holds exactly."""
 
     def __init__(self, lp: _Reduced):
         g, m = lp.cost.shape
         self.K = np.full((g, m), 1.0 / m)
-        self.S = lp.G @ self.K
+        self.slack = lp.G @ self.K
         tau = (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
         near = nearest_pairs(lp.a, lp.b, np.log(lp.coef), NEAR_PAIRS)
-        self.active = np.repeat(near[:, None], m, axis=1)
-        self.lam = np.where(self.active, tau / self.S, 0.0)
-        reduced = lp.cost - lp.GT @ self.lam
+        self.rows = Rows(lp, np.repeat(near[:, None], m, axis=1))
+        self.S = self.rows.gather(self.slack)
+        self.lam = tau / self.S
+        reduced = lp.cost - self.rows.transpose(self.lam)
         self.u = reduced.min(axis=1) - tau * m
         self.mu = reduced - self.u[:, None]
 
@@ -237,8 +223,7 @@ class _Newton(BlockSystem):
 
     def __init__(self, lp: _Reduced, it: _Iterate):
         g, m = it.K.shape
-        weights = it.lam / it.S  # the pairs' Λ/S, (P, m)
-        blocks = np.ascontiguousarray((lp.E @ weights).T).reshape(m, g, g)
+        blocks = it.rows.blocks(it.lam / it.S)  # the rows' weights Λ/S
         diagonal = np.arange(g)
         blocks[:, diagonal, diagonal] += (it.mu / it.K).T
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
@@ -291,11 +276,11 @@ def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np
     """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
     by the block elimination of the module docstring (dμ and dλ follow from the last two)."""
-    rhs = t_K / it.K + lp.GT @ (t_S / it.S) - r_d
+    rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
     v = newton.apply(rhs)
     du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
     dK = v + newton.apply_row(du)
-    dS = lp.G @ dK
+    dS = it.rows.slack(dK)
     return [dK, du, dS]
 
 
@@ -346,7 +331,7 @@ class MetricInteriorPoint:
     @property
     def complementarity(self) -> float:
         """Σ K μ + Σ S Λ at the iterate: its own duality gap when its equations hold."""
-        return float((self.it.K * self.it.mu).sum() + (self.it.S * self.it.lam).sum())
+        return float((self.it.K * self.it.mu).sum() + self.it.S @ self.it.lam)
 
     def _evaluate(self) -> None:
         it, lp = self.it, self.lp
@@ -354,7 +339,7 @@ class MetricInteriorPoint:
         value = float((lp.cost * design).sum())
         if value < self.value:
             self.value, self._design, self._repaired = value, design, None
-        reduced = lp.cost - lp.GT @ it.lam
+        reduced = lp.cost - it.rows.transpose(it.lam)
         self.latest_bound = float(reduced.min(axis=1).sum())
         self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
@@ -407,16 +392,16 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     from mechdesign.solvers.metric_interior_kernels import stepped_products
 
     newton = (ChainNewton if lp.chain else _Newton)(lp, it)
-    r_d = lp.cost - it.u[:, None] - it.mu - lp.GT @ it.lam
+    r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
-    count = pK.size + int(it.active.sum())
+    count = pK.size + pS.size
     mu = (pK.sum() + pS.sum()) / count
     aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
-    tK, tS = target - pK - aff.dK * aff.dmu, (target - pS - aff.dS * aff.dlam) * it.active
+    tK, tS = target - pK - aff.dK * aff.dmu, target - pS - aff.dS * aff.dlam
     step = _Direction(lp, it, newton, r_d, r_p, tK, tS)
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
@@ -424,16 +409,22 @@ def _step(lp: _Reduced, it: _Iterate) -> None:
     for _ in range(MAX_CORRECTORS):
         goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
         trial_tK = tK + _centring((it.K + goal_p * step.dK) * (it.mu + goal_d * step.dmu), lo, hi)
-        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi) * it.active
+        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi)
         trial = _Direction(lp, it, newton, r_d, r_p, trial_tK, trial_tS)
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    with np.errstate(divide="ignore"):
-        joining = ~it.active & (step.dS < 0) & (it.S < -step.dS)  # a full step would cross them
+    # every pair row limits the primal step, in the set or not; those a full step would cross
+    # join the set after it
+    d_slack = lp.G @ step.dK
+    outside = (d_slack < 0) & ~it.rows.member
+    if outside.any():
+        step.a_p = min(step.a_p, float(np.min(it.slack[outside] / -d_slack[outside])))
+    joining = outside & (it.slack < -d_slack)
     a_p, a_d = step_lengths(step, STEP_FRACTION)
     it.K += a_p * step.dK
-    it.S += a_p * step.dS
+    it.slack += a_p * d_slack
+    it.S = it.rows.gather(it.slack)
     it.u += a_d * step.du
     it.mu += a_d * step.dmu
     it.lam += a_d * step.dlam
@@ -447,17 +438,19 @@ def _join(lp: _Reduced, it: _Iterate, joining: np.ndarray) -> None:
     the rows taking from one entry are scaled down together so that they take at most
     :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
     g, m = it.K.shape
-    mean = ((it.K * it.mu).sum() + (it.S * it.lam).sum()) / (it.K.size + int(it.active.sum()))
+    mean = ((it.K * it.mu).sum() + it.S @ it.lam) / (it.K.size + it.S.size)
     pair, out = np.nonzero(joining)
     a, b, c = lp.a[pair], lp.b[pair], lp.coef[pair]
-    wanted = mean / it.S[pair, out]
+    slack = it.slack[pair, out]
+    wanted = mean / slack
     taken = np.zeros((g, m))
     np.add.at(taken, (b, out), c * wanted)
     lam = wanted * np.minimum(1.0, JOIN_SHARE * it.mu[b, out] / taken[b, out])
-    it.lam[pair, out] = lam
     np.add.at(it.mu, (b, out), -c * lam)
     np.add.at(it.mu, (a, out), lam)
-    it.active[pair, out] = True
+    it.rows.add(pair, out)
+    it.S = np.concatenate([it.S, slack])
+    it.lam = np.concatenate([it.lam, lam])
 
 
 def _centring(products: np.ndarray, lo: float, hi: float) -> np.ndarray:
