@@ -37,6 +37,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.limits import Limits
 from mechdesign.solvers.column_generation import LDPCone, dual_bound
 from mechdesign.solvers.contexts import ContextSolution
@@ -197,7 +198,8 @@ class InteriorPoint:
             raise SolverDeclined(f"no proof of optimality within {MAX_ITERATIONS} interior-point iterations "
                                  f"(gap {self.value - self.bound:.3g})")
         self.rounds += 1
-        _step(self.it, self.cost, self.work)
+        with one_blas_thread():  # measured faster (k = 1000: 0.18 s a step against 0.23 s on two)
+            _step(self.it, self.cost, self.work)
         self._evaluate()
         return True
 

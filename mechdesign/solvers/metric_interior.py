@@ -57,6 +57,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
@@ -379,7 +380,8 @@ class MetricInteriorPoint:
             raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
                                  f"(gap {gaps[-1]:.2g})")
         self.rounds += 1
-        _step(self.lp, self.it)
+        with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
+            _step(self.lp, self.it)
         self._evaluate()
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
         return True
