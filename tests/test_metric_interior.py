@@ -354,7 +354,8 @@ def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling):
 
 def test_it_declines_on_a_frozen_gap_only_once_the_iterate_has_converged():
     # a gap that has not moved over five iterations means round-off only when the iterate's
-    # own complementarity is already below the tolerance; at the start it is not
+    # own complementarity is already below the tolerance (at the start it is not) and no rows
+    # have joined in them (the new rows' duals are still on their way)
     cost, d, notion = _instance("points", 1.0, "dirichlet", "metric")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8)
     run.gaps[:] = [0.5] * 6  # as if five iterations had not moved the gap
@@ -363,5 +364,9 @@ def test_it_declines_on_a_frozen_gap_only_once_the_iterate_has_converged():
         run.advance()
     assert run.complementarity <= run.tol * abs(run.value)
     run.gaps[:] = [run.gaps[-1]] * 6
+    run._joined = run.rounds - 1  # rows joined in the last iterations: no decline
+    run.advance()
+    run.gaps[:] = [run.gaps[-1]] * 6
+    run._joined = run.rounds - 5
     with pytest.raises(SolverDeclined, match="has not moved over 5"):
         run.advance()

@@ -79,9 +79,10 @@ MAX_CORRECTORS = 4
 #: round-off, not the path, sets the pace near the optimum)
 STALL_ITERATIONS = 30
 #: the method declines when its proven gap has fallen by less than 1 % over this many
-#: iterations while the iterate's own complementarity is already below the tolerance: the
-#: iterate has converged as far as round-off lets it (on a 10 × 10 grid, twenty iterations
-#: at one gap)
+#: iterations, no row has joined the working set in them, and the iterate's own
+#: complementarity is below the tolerance: the iterate has converged as far as round-off lets
+#: it (on a 10 × 10 grid, twenty iterations at one gap). (While rows still join, the new
+#: rows' duals are still on their way: the gap can sit for a few iterations and then close.)
 FROZEN_ITERATIONS = 5
 #: each input's pairs (of smallest ε·d, as the first and as the second of the pair) that start
 #: the working set of pair rows, for every output
@@ -320,7 +321,7 @@ class MetricInteriorPoint:
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
-        self.rounds, self.done = 0, False
+        self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self.gaps: list[float] = []
         self._evaluate()
 
@@ -373,6 +374,7 @@ class MetricInteriorPoint:
                                  f"(gap {self.value - self.bound:.3g})")
         gaps = self.gaps
         if (len(gaps) > FROZEN_ITERATIONS and gaps[-1] > 0.99 * gaps[-1 - FROZEN_ITERATIONS]
+                and self.rounds - self._joined >= FROZEN_ITERATIONS
                 and self.complementarity <= self.tol * abs(self.value)):
             raise SolverDeclined(f"the gap has not moved over {FROZEN_ITERATIONS} interior-point iterations "
                                  f"with the iterate converged (gap {gaps[-1]:.2g}: round-off)")
@@ -380,8 +382,11 @@ class MetricInteriorPoint:
             raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
                                  f"(gap {gaps[-1]:.2g})")
         self.rounds += 1
+        rows = self.it.rows.size
         with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
             _step(self.lp, self.it)
+        if self.it.rows.size > rows:
+            self._joined = self.rounds
         self._evaluate()
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
         return True
