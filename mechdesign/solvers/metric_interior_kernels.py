@@ -157,3 +157,44 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
                     v *= step[y]
                     column[y] = v if abs(v) > 1e-290 else 0.0  # (never subnormal: slow)
                 total[i, j0 + b] += acc
+
+
+@njit(cache=True)
+def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """out[k] = c[k] K[b[k], y[k]] − K[a[k], y[k]]: G K on the working set's rows."""
+    for k in range(out.size):
+        out[k] = c[k] * K[b[k], y[k]] - K[a[k], y[k]]
+
+
+@njit(cache=True)
+def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
+                   out: np.ndarray) -> None:
+    """out += Gᵀ values over the working set's rows: −values[k] at (a[k], y[k]) and
+    c[k] values[k] at (b[k], y[k])."""
+    for k in range(values.size):
+        out[a[k], y[k]] -= values[k]
+        out[b[k], y[k]] += c[k] * values[k]
+
+
+@njit(cache=True)
+def rows_blocks(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
+                blocks: np.ndarray) -> None:
+    """blocks[y] += Σ over the rows of output y of weight · g gᵀ, g = −e_a + c e_b."""
+    for k in range(weights.size):
+        w, ck, yk, ak, bk = weights[k], c[k], y[k], a[k], b[k]
+        blocks[yk, ak, ak] += w
+        blocks[yk, bk, bk] += ck * ck * w
+        blocks[yk, ak, bk] -= ck * w
+        blocks[yk, bk, ak] -= ck * w
+
+
+@njit(cache=True)
+def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
+               diagonal: np.ndarray, off: np.ndarray) -> None:
+    """The tridiagonal blocks' diagonals (m, g) and off-diagonals (m, g − 1) += Σ over the rows
+    of weight · g gᵀ, when every pair joins neighbours (|a − b| = 1)."""
+    for k in range(weights.size):
+        w, ck, yk, ak, bk = weights[k], c[k], y[k], a[k], b[k]
+        diagonal[yk, ak] += w
+        diagonal[yk, bk] += ck * ck * w
+        off[yk, min(ak, bk)] -= ck * w
