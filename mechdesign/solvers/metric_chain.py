@@ -26,6 +26,8 @@ class BlockSystem:
     :meth:`apply_row`."""
 
     scale: np.ndarray
+    #: whether the solves get a step of iterative refinement (set by the iteration)
+    refine: bool = False
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         raise NotImplementedError
