@@ -362,7 +362,7 @@ def test_it_declines_on_a_frozen_gap_only_once_the_iterate_has_converged():
     run.advance()  # far from converged: no decline
     while not run.done:
         run.advance()
-    assert run.complementarity <= run.tol * abs(run.value)
+    assert run.it.complementarity()[0] <= run.tol * abs(run.value)
     run.gaps[:] = [run.gaps[-1]] * 6
     run._joined = run.rounds - 1  # rows joined in the last iterations: no decline
     run.advance()

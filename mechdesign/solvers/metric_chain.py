@@ -4,8 +4,9 @@ output's block H_y = Gᵀ diag(Λ/S) G + diag(μ/K) is then tridiagonal.
 
 Scaled to a unit diagonal (as the dense blocks are), each block is factorised in O(|X|) and
 solved in O(|X|); the rows' coupling Σ_y H_y⁻¹ is summed column by column from the factors
-(below the diagonal, each column of the inverse is a running product), in O(|X|²) per output. An iteration is O(|Y| |X|²) instead of the dense blocks' O(|Y| |X|³), and
-holds O(|Y| |X|) numbers besides the coupling's |X|²."""
+(below the diagonal, each column of the inverse is a running product), in O(|X|²) per output.
+An iteration is O(|Y| |X|²) instead of the dense blocks' O(|Y| |X|³), and holds O(|Y| |X|)
+numbers besides the coupling's |X|²."""
 
 from __future__ import annotations
 
@@ -21,13 +22,23 @@ def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 class BlockSystem:
-    """What the Newton systems of the interior point share: ``scale`` (m, g), the blocks'
-    diagonal scaling, ``apply(v)`` (H_y⁻¹ v[:, y] for every output) and, from it,
-    :meth:`apply_row`."""
+    """What the Newton systems of the interior point share: the weights they were built from
+    (:meth:`weigh`), ``scale`` (m, g), the blocks' diagonal scaling, ``apply(v)`` (H_y⁻¹ v[:, y]
+    for every output) and, from it, :meth:`apply_row`; :meth:`multiply`, H_y v[:, y] as a
+    product."""
 
     scale: np.ndarray
     #: whether the solves get a step of iterative refinement (set by the iteration)
     refine: bool = False
+
+    def weigh(self, it) -> np.ndarray:
+        """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too."""
+        self.weights, self.bound_weights = it.lam / it.S, it.mu / it.K
+        return self.weights
+
+    def multiply(self, rows, v: np.ndarray) -> np.ndarray:
+        """H_y v[:, y] = Gᵀ diag(Λ/S) G v + (μ/K) v for every output y, as a (g, m) array."""
+        return rows.transpose(self.weights * rows.slack(v)) + self.bound_weights * v
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -45,8 +56,8 @@ class ChainNewton(BlockSystem):
     def __init__(self, lp, it):
         from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
 
-        diagonal, off = it.rows.chain(it.lam / it.S)  # (m, g), (m, g − 1)
-        diagonal += (it.mu / it.K).T
+        diagonal, off = it.rows.chain(self.weigh(it))  # (m, g), (m, g − 1)
+        diagonal += self.bound_weights.T
         self.scale = 1.0 / np.sqrt(diagonal)
         off *= self.scale[:, :-1] * self.scale[:, 1:]
         m, g = diagonal.shape

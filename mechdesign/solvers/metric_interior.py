@@ -225,6 +225,11 @@ class _Iterate:
         self.u = reduced.min(axis=1) - tau * m
         self.mu = reduced - self.u[:, None]
 
+    def complementarity(self) -> tuple[float, int]:
+        """(Σ K μ + Σ S Λ over the set, the number of products): the iterate's own duality gap
+        when its equations hold."""
+        return float((self.K * self.mu).sum() + self.S @ self.lam), self.K.size + self.S.size
+
 
 class _Newton(BlockSystem):
     """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
@@ -233,9 +238,9 @@ class _Newton(BlockSystem):
 
     def __init__(self, lp: _Reduced, it: _Iterate):
         g, m = it.K.shape
-        blocks = it.rows.blocks(it.lam / it.S)  # the rows' weights Λ/S
+        blocks = it.rows.blocks(self.weigh(it))  # the rows' weights Λ/S
         diagonal = np.arange(g)
-        blocks[:, diagonal, diagonal] += (it.mu / it.K).T
+        blocks[:, diagonal, diagonal] += self.bound_weights.T
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
         # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
         # the largest)
@@ -256,7 +261,6 @@ class _Newton(BlockSystem):
         out = v * self.scale.T
         cholesky_solves(self.factors, out)
         return out * self.scale.T
-
 
 
 def _factors_and_inverses(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -293,8 +297,7 @@ def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np
     if newton.refine:
         # the blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product:
         # their residual is corrected by the same elimination (keeping Σ_y dK = r_p)
-        weights = it.lam / it.S
-        residual = rhs + du[:, None] - it.rows.transpose(weights * it.rows.slack(dK)) - (it.mu / it.K) * dK
+        residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
         v = newton.apply(residual)
         correction = scipy.linalg.cho_solve(newton.factor, -v.sum(axis=1))
         dK += v + newton.apply_row(correction)
@@ -347,11 +350,6 @@ class MetricInteriorPoint:
         """The outputs the method works with: all of them."""
         return self.lp.cost.shape[1]
 
-    @property
-    def complementarity(self) -> float:
-        """Σ K μ + Σ S Λ at the iterate: its own duality gap when its equations hold."""
-        return float((self.it.K * self.it.mu).sum() + self.it.S @ self.it.lam)
-
     def _evaluate(self) -> None:
         it, lp = self.it, self.lp
         design = it.K / it.K.sum(axis=1, keepdims=True)
@@ -392,7 +390,7 @@ class MetricInteriorPoint:
         gaps = self.gaps
         if (len(gaps) > FROZEN_ITERATIONS and gaps[-1] > 0.99 * gaps[-1 - FROZEN_ITERATIONS]
                 and self.rounds - self._joined >= FROZEN_ITERATIONS
-                and self.complementarity <= self.tol * abs(self.value)):
+                and self.it.complementarity()[0] <= self.tol * abs(self.value)):
             raise SolverDeclined(f"the gap has not moved over {FROZEN_ITERATIONS} interior-point iterations "
                                  f"with the iterate converged (gap {gaps[-1]:.2g}: round-off)")
         if len(gaps) > STALL_ITERATIONS and gaps[-1] > gaps[-1 - STALL_ITERATIONS] / 2:
@@ -421,8 +419,8 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     newton.refine = float(np.abs(r_d).max(axis=1).sum()) > refine_above
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
-    count = pK.size + pS.size
-    mu = (pK.sum() + pS.sum()) / count
+    total, count = it.complementarity()
+    mu = total / count
     aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
@@ -464,7 +462,8 @@ def _join(lp: _Reduced, it: _Iterate, joining: np.ndarray) -> None:
     the rows taking from one entry are scaled down together so that they take at most
     :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
     g, m = it.K.shape
-    mean = ((it.K * it.mu).sum() + it.S @ it.lam) / (it.K.size + it.S.size)
+    total, count = it.complementarity()
+    mean = total / count
     pair, out = np.nonzero(joining)
     a, b, c = lp.a[pair], lp.b[pair], lp.coef[pair]
     slack = it.slack[pair, out]
