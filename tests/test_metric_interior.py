@@ -398,3 +398,18 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
         residuals.append(np.abs(product - rhs - du[:, None]).max() / np.abs(rhs).max())
         assert np.abs(dK.sum(axis=1) - r_p).max() <= 1e-12
     assert residuals[1] < 0.5 * residuals[0]  # (in double precision: by a factor of 2.5 to 5 here)
+
+
+def test_a_line_keeps_every_row_in_the_set_and_every_iterate_private():
+    # a line's neighbour pairs all start in the set (at most two per input and side), so the
+    # full slack array is dropped and the set's own step lengths keep every iterate private
+    cost, d, notion = _instance("line", 0.25, "zipf", "random")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.25, tol=1e-9)
+    lp, it = run.lp, run.it
+    assert it.slack is None and it.rows.size == it.rows.member.size
+    while not run.done:
+        run.advance()
+        assert (lp.G @ it.K).min() >= -1e-13 * lp.coef.max()
+        assert np.allclose(it.S, it.rows.slack(it.K), rtol=0, atol=1e-13 * lp.coef.max())
+    assert run.value - run.bound <= 1e-9 * run.value
+    assert abs(run.value - all_pairs_lp(cost, d, 0.25)) <= 1e-8 * run.value

@@ -207,7 +207,8 @@ def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) ->
 class _Iterate:
     """The primal (K, S) and dual (u, μ, Λ) iterate over the working set ``rows``
     (:class:`~mechdesign.solvers.metric_rows.Rows`): S and Λ hold one entry per row of the set,
-    ``slack`` every pair row's slack G K (P, |Y|), which the primal step keeps positive. It
+    ``slack`` every pair row's slack G K (P, |Y|), which the primal step keeps positive (None
+    once every row is in the set). It
     starts with K uniform over the outputs (rows sum to 1, every pair's slack (c − 1)/|Y| > 0),
     every working row's complementarity product τ = (1 + max|C|)/|Y|, and u, μ >= τ|Y| chosen
     so that the dual equation holds exactly."""
@@ -220,10 +221,17 @@ class _Iterate:
         near = nearest_pairs(lp.a, lp.b, np.log(lp.coef), NEAR_PAIRS)
         self.rows = Rows(lp, np.repeat(near[:, None], m, axis=1))
         self.S = self.rows.gather(self.slack)
+        self._drop_slack_when_complete()
         self.lam = tau / self.S
         reduced = lp.cost - self.rows.transpose(self.lam)
         self.u = reduced.min(axis=1) - tau * m
         self.mu = reduced - self.u[:, None]
+
+    def _drop_slack_when_complete(self) -> None:
+        """Once every pair row is in the set (a line's neighbour pairs from the start) S holds
+        every slack: the full array and its pass over all pairs each step are dropped."""
+        if self.rows.size == self.rows.member.size:
+            self.slack = None
 
     def complementarity(self) -> tuple[float, int]:
         """(Σ K μ + Σ S Λ over the set, the number of products): the iterate's own duality gap
@@ -438,21 +446,26 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    # every pair row limits the primal step, in the set or not; those a full step would cross
-    # join the set after it
-    d_slack = lp.G @ step.dK
-    outside = (d_slack < 0) & ~it.rows.member
-    if outside.any():
-        step.a_p = min(step.a_p, float(np.min(it.slack[outside] / -d_slack[outside])))
-    joining = outside & (it.slack < -d_slack)
-    a_p, a_d = step_lengths(step, STEP_FRACTION)
+    joining = None
+    if it.slack is None:  # every pair row is in the set: its own step lengths are the rows'
+        a_p, a_d = step_lengths(step, STEP_FRACTION)
+        it.S += a_p * step.dS
+    else:
+        # every pair row limits the primal step, in the set or not; those a full step would
+        # cross join the set after it
+        d_slack = lp.G @ step.dK
+        outside = (d_slack < 0) & ~it.rows.member
+        if outside.any():
+            step.a_p = min(step.a_p, float(np.min(it.slack[outside] / -d_slack[outside])))
+        joining = outside & (it.slack < -d_slack)
+        a_p, a_d = step_lengths(step, STEP_FRACTION)
+        it.slack += a_p * d_slack
+        it.S = it.rows.gather(it.slack)
     it.K += a_p * step.dK
-    it.slack += a_p * d_slack
-    it.S = it.rows.gather(it.slack)
     it.u += a_d * step.du
     it.mu += a_d * step.dmu
     it.lam += a_d * step.dlam
-    if joining.any():
+    if joining is not None and joining.any():
         _join(lp, it, joining)
 
 
@@ -476,6 +489,7 @@ def _join(lp: _Reduced, it: _Iterate, joining: np.ndarray) -> None:
     it.rows.add(pair, out)
     it.S = np.concatenate([it.S, slack])
     it.lam = np.concatenate([it.lam, lam])
+    it._drop_slack_when_complete()
 
 
 def _centring(products: np.ndarray, lo: float, hi: float) -> np.ndarray:
