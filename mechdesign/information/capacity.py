@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.errors import ProblemError
 from mechdesign.information.capacity_newton import BoundTracker, barrier_phase, newton_phase
 from mechdesign.information.channel import LN2, as_channel, neg_row_entropies, row_divergences
@@ -51,13 +52,7 @@ def _blas_one_thread(size: int):
     ONE_THREAD_MIN_ENTRIES entries or more). Threaded gemv gains little at these sizes and, on
     a loaded 2-core machine, was measured 7–10x slower than one thread (k = 1000: 4.7–7.1 s
     against 0.7 s)."""
-    if size < ONE_THREAD_MIN_ENTRIES:
-        return nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: without it BLAS keeps its own thread count
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return nullcontext() if size < ONE_THREAD_MIN_ENTRIES else one_blas_thread()
 
 
 # ---------------------------------------------------------------------------------------------
