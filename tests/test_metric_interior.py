@@ -118,12 +118,14 @@ def test_it_declines_what_would_not_fit_in_memory(monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["grid", "line"])
-def test_it_declines_when_one_iteration_would_outlast_its_limit(kind, monkeypatch):
+def test_the_iteration_estimate_grows_with_the_outputs_and_declines_what_would_not_fit(kind, monkeypatch):
     cost, d, notion = _instance(kind, 1.0, "uniform", "metric")
-    MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)  # within the limit
-    monkeypatch.setattr(metric_interior, "MAX_ITERATION_SECONDS", 0.0)
-    with pytest.raises(SolverDeclined, match="one iteration's factorisations"):
-        MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+    pairs = (notion.i, notion.j, notion.d)
+    one, many = (metric_interior.iteration_seconds(np.tile(cost, (1, k)), pairs) for k in (1, 200))
+    assert 0.0 < one < many  # two hundred times the blocks: more time, whatever the clock's noise
+    monkeypatch.setattr(metric_interior, "MEMORY_SHARE", 1e-12)
+    with pytest.raises(SolverDeclined, match="GB"):
+        metric_interior.iteration_seconds(cost, pairs)
 
 
 def test_it_declines_when_its_gap_stops_halving(monkeypatch):

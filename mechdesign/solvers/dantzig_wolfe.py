@@ -26,7 +26,7 @@ from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
-from mechdesign.solvers.metric_interior import MetricInteriorPoint
+from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
 from mechdesign.solvers.portfolio import Turns, interleave
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
@@ -359,7 +359,8 @@ def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, lim
                    MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, (notion.i, notion.j, notion.d),
                                                                          epsilon, tol=gap,
                                                                          repair=repairer(notion))},
-                  PORTFOLIO_NAME, floor=1e-300)
+                  PORTFOLIO_NAME, floor=1e-300,
+                  latency={MetricInteriorPoint.name: lambda: iteration_seconds(cost, (notion.i, notion.j, notion.d))})
     try:
         return interleave(turns, gap, limits, path, accept=enough)
     except SolverDeclined as declined:

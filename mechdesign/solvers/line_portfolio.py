@@ -21,7 +21,7 @@ from mechdesign.solvers.line_rays import (
     LineRounds,
     neighbour_lp,
 )
-from mechdesign.solvers.metric_interior import MetricInteriorPoint
+from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
 from mechdesign.solvers.portfolio import Turns, interleave
 
 PORTFOLIO_NAME = "line rays + interior point"
@@ -61,12 +61,13 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
     ``repair`` (K -> private K or None) is applied to the interior point's design; what happened
     is appended to ``path``."""
     aim = min(gap, EXACT_GAP)
+    pairs = neighbour_pairs(points)
     turns = Turns({LineRounds.name: lambda: _DecliningRays(cost, points, epsilon, gap=gap),
-                   MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, neighbour_pairs(points), epsilon,
-                                                                         tol=aim, repair=repair)},
+                   MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, pairs, epsilon, tol=aim, repair=repair)},
                   # the gap relative to |value|, or to 1e-6 max|C| for a value near zero, as
                   # the rays measure it (two points at ε = 50: an optimum of 2e-22)
-                  PORTFOLIO_NAME, floor=1e-6 * float(np.abs(cost).max()))
+                  PORTFOLIO_NAME, floor=1e-6 * float(np.abs(cost).max()),
+                  latency={MetricInteriorPoint.name: lambda: iteration_seconds(cost, pairs)})
     try:
         return interleave(turns, aim, limits, path, accept=gap)
     except SolverDeclined as declined:

@@ -99,12 +99,6 @@ JOIN_SHARE = 0.5
 REFINE_SHARE = 0.1
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
-#: the method declines at the start when the factorisations of one iteration, timed on a few
-#: blocks, would take longer than this: an iteration cannot be interrupted, so a method whose
-#: every step outlasts the turns' first rounds (a quarter of a second, doubling) takes the
-#: other method's time (2,000 points on a line: about 14 s per iteration, where the rays alone
-#: need 8 s)
-MAX_ITERATION_SECONDS = 2.0
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
 #: correctors' targets), and of |X|² × outputs (the blocks, their factors, their inverses and
 #: a product's temporary)
@@ -124,15 +118,21 @@ def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
                              f"{available / 2**30:.1f} GB available")
 
 
-def _check_iteration_time(lp) -> None:
-    """Decline when one iteration's factorisations, timed on one and on three outputs' blocks
-    (their difference over two: the per-output time without the fixed costs, after a warm-up
-    on tiny blocks) and multiplied by the outputs, would take more than
-    :data:`MAX_ITERATION_SECONDS`."""
+def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+    """The seconds one iteration's factorisations would take on ``cost``'s inputs and outputs,
+    timed on one and on three outputs' blocks (their difference over two: the per-output time
+    without the fixed costs, after a warm-up on tiny blocks) and multiplied by the outputs: an
+    iteration cannot be interrupted, so the turns let the other method run this long before
+    its first one. Raises :class:`SolverDeclined` when its arrays would not fit in memory
+    (:func:`_check_memory`), without allocating them. (Coincident inputs merged first can only
+    make the iteration shorter.)"""
     import time
 
-    g, m = lp.cost.shape
-    if lp.chain:
+    g, m = cost.shape
+    i, j = np.asarray(pairs[0]), np.asarray(pairs[1])
+    chain = is_chain(i, j)
+    _check_memory(g, i.size, m, blocks=not chain)
+    if chain:
         from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
 
         def run(k: int, size: int) -> None:
@@ -140,16 +140,15 @@ def _check_iteration_time(lp) -> None:
     else:
         def run(k: int, size: int) -> None:
             _factors_and_inverses(np.repeat(np.eye(size)[None] * 2.0, k, axis=0))
-    run(1, 2)  # compiled code loaded, LAPACK warmed
-    seconds = []
-    for k in (1, 3):
-        start = time.perf_counter()
-        run(k, g)
-        seconds.append(time.perf_counter() - start)
+    with one_blas_thread():
+        run(1, 2)  # compiled code loaded, LAPACK warmed
+        seconds = []
+        for k in (1, 3):
+            start = time.perf_counter()
+            run(k, max(g, 2))
+            seconds.append(time.perf_counter() - start)
     per_output = max((seconds[1] - seconds[0]) / 2, seconds[1] / 3 / 4)  # (round-off of the clock)
-    if m * per_output > MAX_ITERATION_SECONDS:
-        raise SolverDeclined(f"one iteration's factorisations would take about {m * per_output:.0f} s "
-                             f"({m} blocks of {g} inputs)")
+    return m * per_output
 
 
 def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -345,7 +344,6 @@ class MetricInteriorPoint:
         self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
         if is_chain(i, j) and not self.lp.chain:  # merged inputs broke the chain: dense blocks
             _check_memory(self.lp.cost.shape[0], self.lp.a.size, self.lp.cost.shape[1])
-        _check_iteration_time(self.lp)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None

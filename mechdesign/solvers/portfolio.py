@@ -11,7 +11,13 @@ ratio of the predictions when they are far apart, to an eighth at least (a metho
 no progress at all gets the eighth). A method whose progress comes late still gets that eighth,
 so the time spent is at most about nine times that of the faster method, and 1 + the share of
 it when the prediction is right. A method that overruns its turn (one of its steps cannot be
-interrupted) is charged for it: the other's next turn is lengthened to keep the shares.
+interrupted) is charged for it: the other's next turn is lengthened to keep the shares. A method
+that knows before it starts how long one of its steps will take (an interior point times its
+factorisations on a few blocks) waits until the others have used that long: a step that cannot
+be interrupted would otherwise take their time before anything is learned from it, and when
+the other would finish alone within it, it does, so the wait costs at most the time of that
+one step (about twice the faster method's time in the worst case, whatever the sizes are). It is
+not started at all when that one step would outlast the solve's time limit.
 
 The two share what they prove: the design of least objective found by either, and the largest
 lower bound proven by either. The solve ends as soon as the best design is within the tolerance
@@ -23,7 +29,8 @@ A method is a stepper: ``advance(window)`` runs one round within the window (a :
 which looks like :class:`~mechdesign.core.limits.Limits` to it) and returns whether it
 progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``name`` and
 ``design()`` describe what it has (and an optional ``gap_ceiling``, the relative gap beyond which
-its bound shows no progress); it raises
+its bound shows no progress); its one-step estimate, when it has one, is given to the turns as a
+function of no arguments (``latency``), called once; it raises
 :class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
 """
 
@@ -65,8 +72,11 @@ class Turns:
     dense |X|×|Y| arrays are never allocated when column generation finishes in its first turn),
     and the seconds each has used."""
 
-    def __init__(self, starters: dict, name: str = "portfolio", floor: float = 1.0):
+    def __init__(self, starters: dict, name: str = "portfolio", floor: float = 1.0, latency: dict | None = None):
         self.starters, self.name, self.floor = starters, name, floor
+        self.latency = dict(latency or {})  # name -> (function of nothing -> seconds of one step)
+        self.step: dict = {}  # name -> the seconds of one step, once estimated
+        self.waited: set = set()  # the methods that sat out a turn for it
         self.started: dict = {}
         self.seconds = dict.fromkeys(starters, 0.0)
         # per method: the largest own gap seen, and the rate log(that gap / the gap now) per
@@ -111,6 +121,32 @@ class Turns:
                 share = TRAILING_SHARE * leading / predicted[trailing]  # 0 when it has shown nothing
                 lengths[trailing] = seconds * max(share, TRAILING_FLOOR)
         return lengths
+
+    def waiting(self, name: str, limits: Limits | None) -> bool:
+        """Whether method ``name`` sits out this turn: it has not started, its one step is
+        estimated (once) to take longer than the time the other running methods have used so
+        far, and another method is still running. It is retired instead (like a decline, with
+        the reason) when the estimate declines or when one step would outlast the ``limits``."""
+        if name in self.started or name not in self.latency:
+            return False
+        if name not in self.step:
+            try:
+                self.step[name] = self.latency[name]()
+            except SolverDeclined as reason:
+                self.declined.append(f"{name} declined at the start: {reason.reason}")
+                self.retired.add(name)
+                return True
+        step = self.step[name]
+        if limits is not None and step > limits.remaining():
+            self.declined.append(f"{name} not started: one step would take about {step:.3g} s, "
+                                 f"more than the {limits.remaining():.3g} s left")
+            self.retired.add(name)
+            return True
+        others = [other for other in self.starters if other != name and other not in self.retired]
+        if others and sum(self.seconds[other] for other in self.starters if other != name) < step:
+            self.waited.add(name)
+            return True
+        return False
 
     def best(self):
         """(the method with the design of least value, the method with the largest bound)."""
@@ -173,6 +209,8 @@ class Turns:
         design = design_from.design()  # first: a method may re-measure its value on it
         value = design_from.value
         path.extend(self.declined)
+        path.extend(f"{name} waited for the others' first {self.step[name]:.3g} s (the estimate of one of its steps)"
+                    for name in self.started if name in self.waited)
         path.append(", ".join(f"{name}: {method.rounds} rounds in {self.seconds[name]:.3g} s"
                               for name, method in self.started.items())
                     + f"; design from {design_from.name}, bound from {bound_from.name}"
@@ -198,6 +236,8 @@ def interleave(turns: Turns, tol: float, limits: Limits | None, path: list[str],
         names = [name for name in turns.starters if name not in turns.retired]
         lengths = turns.lengths(names, seconds, tol)
         for name in names:
+            if turns.waiting(name, limits):
+                continue
             length, owed[name] = lengths[name] + owed[name], 0.0
             used = turns.seconds[name]
             outcome = turns.play(name, Turn(limits, length), limits, tol)

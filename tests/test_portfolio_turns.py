@@ -1,0 +1,102 @@
+"""The turns' protocol for a method whose one step cannot be interrupted: it waits until the
+others have used as long as its step is estimated to take, is never started when the others
+finish within that time or when the step would outlast the time limit, and starts at once when
+it is the only method left."""
+
+import time
+
+import numpy as np
+import pytest
+
+from mechdesign.core.limits import Limits
+from mechdesign.solvers import portfolio
+from mechdesign.solvers.highs_model import SolverDeclined
+
+
+class _Timed:
+    """A method whose every step takes ``step`` seconds; its bound reaches its value after
+    ``closes_after`` steps (never when None); it declines after ``declines_after`` steps."""
+
+    def __init__(self, name, step, closes_after=None, declines_after=None):
+        self.name, self.step, self.closes_after, self.declines_after = name, step, closes_after, declines_after
+        self.value, self.bound, self.latest_bound, self.rounds, self.columns = 1.0, 0.0, 0.0, 0, 3
+
+    def advance(self, limits=None):
+        if self.declines_after is not None and self.rounds >= self.declines_after:
+            raise SolverDeclined("it can go no further")
+        time.sleep(self.step)
+        self.rounds += 1
+        self.latest_bound = self.bound = 1.0 if self.rounds == self.closes_after else 0.5
+        return True
+
+    def design(self):
+        return np.eye(3)
+
+
+def _turns(fast, slow, latency):
+    started = {}
+
+    def start(name, method):
+        def starter():
+            started[name] = sum(turns.seconds.values())
+            return method
+        return starter
+
+    turns = portfolio.Turns({"fast": start("fast", fast), "slow": start("slow", slow)}, latency={"slow": latency})
+    return turns, started
+
+
+def test_a_method_with_a_long_step_is_never_started_when_the_other_finishes_within_it():
+    turns, started = _turns(_Timed("fast", 0.02, closes_after=10), _Timed("slow", 5.0, closes_after=1), lambda: 5.0)
+    path: list[str] = []
+    found = portfolio.interleave(turns, 1e-9, None, path)
+    assert "slow" not in started  # without the wait it would have taken its first 5-s step
+    assert found.objective == found.bound == 1.0
+    assert not any("slow" in entry.split(";")[0] for entry in path)
+
+
+def test_it_starts_once_the_others_have_used_its_step():
+    turns, started = _turns(_Timed("fast", 0.02), _Timed("slow", 0.01, closes_after=1), lambda: 0.6)
+    path: list[str] = []
+    portfolio.interleave(turns, 1e-9, None, path)
+    assert started["slow"] >= 0.6
+    assert turns.seconds["fast"] >= 0.6
+    assert any("slow waited for the others' first 0.6 s" in entry for entry in path)
+
+
+def test_it_starts_at_once_when_the_other_declines():
+    turns, started = _turns(_Timed("fast", 0.02, declines_after=2), _Timed("slow", 0.01, closes_after=3), lambda: 50.0)
+    found = portfolio.interleave(turns, 1e-9, None, [])
+    assert started["slow"] < 1.0  # the two declined steps of the other, not 50 s
+    assert found.objective == found.bound == 1.0
+
+
+def test_it_is_not_started_when_one_step_would_outlast_the_time_limit():
+    turns, started = _turns(_Timed("fast", 0.02), _Timed("slow", 0.01, closes_after=1), lambda: 30.0)
+    path: list[str] = []
+    found = portfolio.interleave(turns, 1e-9, Limits(0.5), path)
+    assert "slow" not in started and found.stopped
+    assert any("slow not started: one step would take about 30 s" in entry for entry in path)
+
+
+def test_an_estimate_that_declines_retires_the_method_with_its_reason():
+    def no_room():
+        raise SolverDeclined("its arrays would not fit")
+
+    turns, started = _turns(_Timed("fast", 0.02, declines_after=3), _Timed("slow", 0.01), no_room)
+    path: list[str] = []
+    with pytest.raises(SolverDeclined, match="slow declined at the start: its arrays would not fit"):
+        portfolio.interleave(turns, 1e-9, None, path)
+    assert "slow" not in started
+
+
+def test_the_estimate_is_made_once():
+    calls = []
+
+    def estimate():
+        calls.append(1)
+        return 0.3
+
+    turns, _ = _turns(_Timed("fast", 0.02), _Timed("slow", 0.01, closes_after=2), estimate)
+    portfolio.interleave(turns, 1e-9, None, [])
+    assert calls == [1]
