@@ -190,19 +190,20 @@ def test_the_kernels_recover_the_duals_and_take_the_ratio_tests():
         assert total == pytest.approx(float(((primal + 0.3 * dprimal) * (dual + 0.7 * ddual)).sum()), rel=1e-12)
 
 
-def test_the_batched_solves_and_inverses_match_lapack():
+def test_the_batched_solves_and_the_scaled_inverse_sum_match_lapack():
     import scipy.linalg
 
-    from mechdesign.solvers.metric_interior import _factors_and_inverses
+    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
     from mechdesign.solvers.metric_interior_kernels import cholesky_solves
 
     rng = np.random.default_rng(5)
     a = rng.normal(size=(7, 12, 12))
     blocks = a @ np.swapaxes(a, 1, 2) + 0.1 * np.eye(12)
+    scale = rng.uniform(0.1, 10.0, size=(7, 12))
     v = rng.normal(size=(12, 7))
-    factors, inverse = _factors_and_inverses(blocks.copy())
-    for y in range(7):
-        assert np.allclose(inverse[y], np.linalg.inv(blocks[y]), rtol=1e-10, atol=1e-12)
+    factors, total = _factors_and_inverse_sum(blocks.copy(), scale)
+    expected = sum(np.diag(scale[y]) @ np.linalg.inv(blocks[y]) @ np.diag(scale[y]) for y in range(7))
+    assert np.allclose(total, expected, rtol=1e-10, atol=1e-12)
     out = v.copy()
     cholesky_solves(factors, out)
     for y in range(7):
@@ -211,14 +212,14 @@ def test_the_batched_solves_and_inverses_match_lapack():
 
 
 def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
-    from mechdesign.solvers.metric_interior import _factors_and_inverses
+    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
 
     block = np.array([[1.0, 1.0], [1.0, 1.0 - 1e-17]])  # singular in floating point
     blocks = np.stack([np.eye(2), block])
-    factors, inverse = _factors_and_inverses(blocks.copy())
+    factors, total = _factors_and_inverse_sum(blocks.copy(), np.ones((2, 2)))
     shifted = factors[1] @ factors[1].T
-    assert np.all(np.isfinite(inverse)) and np.allclose(shifted, block, atol=1e-12)
-    assert np.allclose(inverse[1] @ shifted, np.eye(2), atol=1e-6 * np.abs(inverse[1]).max())
+    assert np.all(np.isfinite(total)) and np.allclose(shifted, block, atol=1e-12)
+    assert np.allclose((total - np.eye(2)) @ shifted, np.eye(2), atol=1e-6 * np.abs(total).max())
 
 
 def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():

@@ -100,9 +100,9 @@ REFINE_SHARE = 0.1
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
-#: correctors' targets), and of |X|² × outputs (the blocks, their factors, their inverses and
-#: a product's temporary)
-PAIR_ARRAYS, BLOCK_ARRAYS = 24, 4
+#: correctors' targets), and of |X|² × outputs (the blocks, their factors and a product's
+#: temporary)
+PAIR_ARRAYS, BLOCK_ARRAYS = 24, 3
 
 
 def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
@@ -139,7 +139,7 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
             chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), np.zeros((size, size)))
     else:
         def run(k: int, size: int) -> None:
-            _factors_and_inverses(np.repeat(np.eye(size)[None] * 2.0, k, axis=0))
+            _factors_and_inverse_sum(np.repeat(np.eye(size)[None] * 2.0, k, axis=0), np.ones((k, size)))
     with one_blas_thread():
         run(1, 2)  # compiled code loaded, LAPACK warmed
         seconds = []
@@ -240,7 +240,7 @@ class _Iterate:
 
 class _Newton(BlockSystem):
     """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
-    D_y H_y D_y with D_y = diag(H_y)^-1/2, and its inverse, and the Cholesky factor of
+    D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor, and the Cholesky factor of
     Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
     def __init__(self, lp: _Reduced, it: _Iterate):
@@ -254,10 +254,8 @@ class _Newton(BlockSystem):
         self.scale = 1.0 / np.sqrt(blocks[:, diagonal, diagonal])  # (m, g)
         blocks *= self.scale[:, :, None]
         blocks *= self.scale[:, None, :]
-        self.factors, inverse = _factors_and_inverses(blocks)
-        inverse *= self.scale[:, :, None]
-        inverse *= self.scale[:, None, :]
-        self.factor = shifted_cholesky(inverse.sum(axis=0))
+        self.factors, inverse_sum = _factors_and_inverse_sum(blocks, self.scale)
+        self.factor = shifted_cholesky(inverse_sum)
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] = D_y (D_y H_y D_y)⁻¹ D_y v[:, y] for every output y, as a (g, m) array, by
@@ -270,26 +268,29 @@ class _Newton(BlockSystem):
         return out * self.scale.T
 
 
-def _factors_and_inverses(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lower Cholesky factors and the inverses of a stack of symmetric positive definite
-    blocks (m, g, g), by one batched factorisation; when round-off has left a block indefinite,
-    every block is factorised again with the shifts of :func:`shifted_cholesky`."""
+def _factors_and_inverse_sum(blocks: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lower Cholesky factors of a stack of symmetric positive definite blocks (m, g, g), by
+    one batched factorisation, and Σ_y D_y B_y⁻¹ D_y with D_y = diag(``scale[y]``), one block's
+    inverse at a time (the stack of inverses, as large as the blocks, is never held, and the
+    sum needs one pass over each); when round-off has left a block indefinite, every block is
+    factorised again with the shifts of :func:`shifted_cholesky`."""
     try:
         factors = np.linalg.cholesky(blocks)  # lower, zeros above the diagonal
     except np.linalg.LinAlgError:
         factors = np.stack([np.tril(shifted_cholesky(block)[0]) for block in blocks])
     potri = scipy.linalg.lapack.dpotri
-    inverse = np.empty_like(blocks)
+    total = np.zeros(blocks.shape[1:])
     for y, factor in enumerate(factors):
-        # the transposed factor is the upper one in Fortran order: no copy
-        inv, info = potri(factor.T, lower=0)
+        # the transposed factor is the upper one in Fortran order: no copy; the inverse comes
+        # back in its upper triangle with zeros below, so its transpose is the lower triangle
+        inverse, info = potri(factor.T, lower=0)
         if info != 0:
             raise SolverDeclined("the interior-point system lost definiteness")
-        inverse[y] = inv.T  # its lower triangle; zeros above
-    inverse += np.swapaxes(inverse, 1, 2)
-    diagonal = np.arange(blocks.shape[1])
-    inverse[:, diagonal, diagonal] *= 0.5
-    return factors, inverse
+        total += inverse.T * np.outer(scale[y], scale[y])
+    diagonal = np.diag(total).copy()
+    total += total.T
+    total[np.diag_indices_from(total)] = diagonal
+    return factors, total
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
