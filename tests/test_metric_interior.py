@@ -285,9 +285,9 @@ def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monke
     changes = []
     join = metric_interior._join
 
-    def watched_join(lp, it, joining):
+    def watched_join(lp, it, pair, out):
         before = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-        join(lp, it, joining)
+        join(lp, it, pair, out)
         changes.append(np.abs(lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam) - before).max())
 
     monkeypatch.setattr(metric_interior, "_join", watched_join)
@@ -322,12 +322,37 @@ def test_joining_rows_take_at_most_their_share_of_mu():
     joining = ~it.rows.member
     mu_before = it.mu.copy()
     residual_before = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-    metric_interior._join(lp, it, joining)
+    metric_interior._join(lp, it, *np.nonzero(joining))
     assert it.rows.member.all() and it.rows.size == joining.size and np.all(it.lam > 0)
     assert np.all(it.mu >= (1 - metric_interior.JOIN_SHARE) * mu_before - 1e-15)
     residual = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     assert np.allclose(residual, residual_before, atol=1e-12)
 
+
+
+def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form():
+    from mechdesign.solvers.metric_interior_kernels import move_slacks, outside_limit
+
+    rng = np.random.default_rng(9)
+    g, m, p = 7, 5, 30
+    a, b = rng.integers(0, g, p), rng.integers(0, g, p)
+    coef = np.exp(rng.uniform(0, 2, p))
+    G = np.zeros((p, g))
+    np.add.at(G, (np.arange(p), a), -1.0)
+    np.add.at(G, (np.arange(p), b), coef)
+    slack, dK = rng.uniform(0.01, 1, (p, m)), rng.normal(size=(g, m))
+    member = rng.random((p, m)) < 0.3
+    d = G @ dK
+    outside = (d < 0) & ~member
+    limit, crossing = outside_limit(slack, member, a, b, coef, dK, 0.9)
+    assert limit == pytest.approx(min(0.9, float(np.min(slack[outside] / -d[outside]))), rel=1e-12)
+    crossed = outside & (slack < -d)
+    assert crossing == crossed.sum() > 0
+    pair, out = np.empty(crossing, dtype=np.int64), np.empty(crossing, dtype=np.int64)
+    moved = slack.copy()
+    move_slacks(moved, member, a, b, coef, dK, 0.4, pair, out)
+    assert np.allclose(moved, slack + 0.4 * d, rtol=0, atol=1e-14)
+    assert sorted(zip(pair, out)) == sorted(zip(*np.nonzero(crossed)))
 
 
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])

@@ -419,7 +419,11 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996). The solves are refined once the dual equation's
     residual could take more than ``refine_above`` from the bound."""
-    from mechdesign.solvers.metric_interior_kernels import stepped_products
+    from mechdesign.solvers.metric_interior_kernels import (
+        move_slacks,
+        outside_limit,
+        stepped_products,
+    )
 
     newton = (ChainNewton if lp.chain else _Newton)(lp, it)
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
@@ -451,32 +455,29 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         it.S += a_p * step.dS
     else:
         # every pair row limits the primal step, in the set or not; those a full step would
-        # cross join the set after it
-        d_slack = lp.G @ step.dK
-        outside = (d_slack < 0) & ~it.rows.member
-        if outside.any():
-            step.a_p = min(step.a_p, float(np.min(it.slack[outside] / -d_slack[outside])))
-        joining = outside & (it.slack < -d_slack)
+        # cross join the set after it (one pass each, G dK computed on the fly)
+        member = it.rows.member
+        step.a_p, crossing = outside_limit(it.slack, member, lp.a, lp.b, lp.coef, step.dK, step.a_p)
         a_p, a_d = step_lengths(step, STEP_FRACTION)
-        it.slack += a_p * d_slack
+        joining = (np.empty(crossing, dtype=np.int64), np.empty(crossing, dtype=np.int64))
+        move_slacks(it.slack, member, lp.a, lp.b, lp.coef, step.dK, a_p, *joining)
         it.S = it.rows.gather(it.slack)
     it.K += a_p * step.dK
     it.u += a_d * step.du
     it.mu += a_d * step.dmu
     it.lam += a_d * step.dlam
-    if joining is not None and joining.any():
-        _join(lp, it, joining)
+    if joining is not None and joining[0].size:
+        _join(lp, it, *joining)
 
 
-def _join(lp: _Reduced, it: _Iterate, joining: np.ndarray) -> None:
-    """Add the rows ``joining`` to the working set. Each row's Λ would be centred at the
+def _join(lp: _Reduced, it: _Iterate, pair: np.ndarray, out: np.ndarray) -> None:
+    """Add the rows (``pair``, ``out``) to the working set. Each row's Λ would be centred at the
     current mean complementarity; since Gᵀ Λ takes c·Λ from μ[b, y] (and gives Λ to μ[a, y]),
     the rows taking from one entry are scaled down together so that they take at most
     :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
     g, m = it.K.shape
     total, count = it.complementarity()
     mean = total / count
-    pair, out = np.nonzero(joining)
     a, b, c = lp.a[pair], lp.b[pair], lp.coef[pair]
     slack = it.slack[pair, out]
     wanted = mean / slack

@@ -198,3 +198,43 @@ def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
         diagonal[yk, ak] += w
         diagonal[yk, bk] += ck * ck * w
         off[yk, min(ak, bk)] -= ck * w
+
+
+@njit(cache=True)
+def outside_limit(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                  dK: np.ndarray, limit: float) -> tuple[float, int]:
+    """Over the pair rows outside the working set, with the slacks' direction d = (G dK)[p, y]
+    computed on the fly (never stored): (the largest step α <= ``limit`` keeping every such
+    slack non-negative, the number of such rows a full step would cross: slack < −d)."""
+    best, crossing = limit, 0
+    for p in range(slack.shape[0]):
+        ap, bp, cp = a[p], b[p], c[p]
+        for y in range(slack.shape[1]):
+            if member[p, y]:
+                continue
+            d = cp * dK[bp, y] - dK[ap, y]
+            if d < 0.0:
+                s = slack[p, y]
+                if s < -d:
+                    crossing += 1
+                if s < -d * best:
+                    best = s / -d
+    return best, crossing
+
+
+@njit(cache=True)
+def move_slacks(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                dK: np.ndarray, alpha: float, pair: np.ndarray, out: np.ndarray) -> None:
+    """slack += α G dK over every pair row, and the rows outside the working set that a full
+    step would have crossed (old slack < −d, as counted by :func:`outside_limit`) listed in
+    ``pair`` and ``out``."""
+    k = 0
+    for p in range(slack.shape[0]):
+        ap, bp, cp = a[p], b[p], c[p]
+        for y in range(slack.shape[1]):
+            d = cp * dK[bp, y] - dK[ap, y]
+            s = slack[p, y]
+            if d < 0.0 and s < -d and not member[p, y]:
+                pair[k], out[k] = p, y
+                k += 1
+            slack[p, y] = s + alpha * d
