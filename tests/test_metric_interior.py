@@ -419,8 +419,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
     residuals = []
     for refine in (False, True):
-        newton = (ChainNewton if lp.chain else _Newton)(lp, it)
-        newton.refine = refine
+        newton = (ChainNewton if lp.chain else _Newton)(lp, it, refine=refine)
         dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
         product = it.rows.transpose(it.lam / it.S * it.rows.slack(dK)) + it.mu / it.K * dK
         residuals.append(np.abs(product - rhs - du[:, None]).max() / np.abs(rhs).max())

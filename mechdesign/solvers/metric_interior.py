@@ -243,9 +243,9 @@ class _Newton(BlockSystem):
     D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor, and the Cholesky factor of
     Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
-    def __init__(self, lp: _Reduced, it: _Iterate):
+    def __init__(self, lp: _Reduced, it: _Iterate, refine: bool = False):
         g, m = it.K.shape
-        blocks = it.rows.blocks(self.weigh(it))  # the rows' weights Λ/S
+        blocks = it.rows.blocks(self.weigh(it, refine))  # the rows' weights Λ/S
         diagonal = np.arange(g)
         blocks[:, diagonal, diagonal] += self.bound_weights.T
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
@@ -425,9 +425,8 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         stepped_products,
     )
 
-    newton = (ChainNewton if lp.chain else _Newton)(lp, it)
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-    newton.refine = float(np.abs(r_d).max(axis=1).sum()) > refine_above
+    newton = (ChainNewton if lp.chain else _Newton)(lp, it, refine=float(np.abs(r_d).max(axis=1).sum()) > refine_above)
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
     total, count = it.complementarity()
