@@ -110,3 +110,25 @@ def test_forty_profiles_stay_below_the_closed_form_ceiling():
     result = profile_chain(random_profiles(40, 12, seed=0), 1.0).solve()
     assert result.status == "optimal" and result.holds
     assert 0 < result.objective <= 1 / (11 + np.e) + 1e-12
+
+
+def test_the_scaled_lp_gets_the_time_left_and_a_stopped_lp_returns_the_certified_data_independent_design(
+        monkeypatch):
+    import highspy
+
+    from mechdesign.solvers import charnes_cooper
+
+    problem = profile_chain(random_profiles(6, 5, seed=4), 0.3)
+    optimum = problem.solve().objective
+    given = []
+
+    def stopped(h):  # HiGHS as if it had used all the time it was given
+        given.append(h.getOptionValue("time_limit")[1])
+        return highspy.HighsModelStatus.kTimeLimit
+
+    monkeypatch.setattr(charnes_cooper, "resumable_run", stopped)
+    result = problem.solve(time_limit=5.0)
+    assert given and 0.0 < float(given[0]) <= 5.0  # the limit reached HiGHS
+    assert result.status == "time-limit" and result.holds
+    assert result.solver["fallback"] == "data-independent design"
+    assert result.objective >= optimum - 1e-12

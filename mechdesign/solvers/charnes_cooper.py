@@ -53,11 +53,18 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.core.limits import relative_gap
+from mechdesign.core.limits import TIME_LIMIT, relative_gap
 from mechdesign.core.objectives import MaxOffDiagonal
 from mechdesign.privacy.distp import DistP, ProfilePrivacy, XDistP
 from mechdesign.privacy.ldp import links
-from mechdesign.solvers.highs_model import INF, SolverDeclined, checked, quiet_model, run_to_optimum
+from mechdesign.solvers.highs_model import (
+    INF,
+    SolverDeclined,
+    checked,
+    give_time,
+    quiet_model,
+    resumable_run,
+)
 from mechdesign.solvers.outcome import SolverOutcome
 from mechdesign.solvers.registry import SpecialSolver
 
@@ -130,9 +137,11 @@ class ScaledProgram:
         self.A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                                shape=(top, n_cols))
 
-    def solve(self, zero: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The optimal columns and row duals (HiGHS dual simplex); raises
-        :class:`SolverDeclined` when HiGHS rejects the model or ends without an optimum."""
+    def solve(self, zero: bool, limits=None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The optimal columns and row duals (HiGHS dual simplex), or None when the time
+        ``limits`` leave ran out first (the dual simplex has no private design before its
+        optimum); raises :class:`SolverDeclined` when HiGHS rejects the model or ends without
+        an optimum otherwise."""
         A, s_col = self.A, self.s_col
         size = A.shape[1]
         cost, lower, upper = np.zeros(size), np.zeros(size), np.full(size, INF)
@@ -155,8 +164,12 @@ class ScaledProgram:
         lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
         h = quiet_model(solver="simplex")  # measured faster than IPM + crossover here (3.5 s vs 6.1 s)
         checked(h.passModel(lp), "the scaled max-entry LP")
-        if not run_to_optimum(h):
-            raise SolverDeclined(f"the scaled LP ended {h.modelStatusToString(h.getModelStatus())}")
+        give_time(h, limits)
+        status = resumable_run(h)
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return None
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise SolverDeclined(f"the scaled LP ended {h.modelStatusToString(status)}")
         solution = h.getSolution()
         return np.asarray(solution.col_value), np.asarray(solution.row_dual)
 
@@ -347,18 +360,25 @@ def proven_bound(program: ScaledProgram, row_dual: np.ndarray, t: float) -> floa
     return bound_from_multipliers(program, pair_multipliers(program, row_dual, t))
 
 
-def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions):
+def solve_max_entry(keys: list[str], mask_keys: set[str], mask: np.ndarray, notions, limits=None):
     """(raw matrices by key, t*, proven lower bound on t*, seconds spent building the LP) of
-    min max masked entry under the pure DistP ``notions``; raises :class:`SolverDeclined` when
-    HiGHS rejects the scaled LP or ends it without an optimum (the problem then takes the
-    general route)."""
+    min max masked entry under the pure DistP ``notions``, or None when the time ``limits``
+    ran out before the LP's optimum; raises :class:`SolverDeclined` when HiGHS rejects the
+    scaled LP or ends it without an optimum otherwise (the problem then takes the general
+    route)."""
     start = time.perf_counter()
     program = ScaledProgram(keys, mask_keys, mask, notions)
     built = time.perf_counter() - start
-    x, row_dual = program.solve(zero=False)
+    solved = program.solve(zero=False, limits=limits)
+    if solved is None:
+        return None
+    x, row_dual = solved
     s = float(x[program.s_col])
     if s >= S_CAP * (1 - 1e-9):  # t* = 0, or below 1/S_CAP
-        x, _ = program.solve(zero=True)
+        solved = program.solve(zero=True, limits=limits)
+        if solved is None:
+            return None
+        x = solved[0]
         s, t, bound = 1.0, 0.0, 0.0  # t >= every masked entry >= 0
     else:
         t = 1.0 / s
@@ -391,10 +411,16 @@ def applies(problem) -> str | None:
 def max_entry_by_scaling(problem, limits=None):
     """The Charnes–Cooper scaled LP. The bound it reports is proven (:func:`proven_bound`);
     when it is not within half the problem's gap tolerance of the LP's t* the solver declines
-    and the problem goes on to the general route."""
+    and the problem goes on to the general route. When the time ``limits`` run out first, no
+    design (the problem then returns its certified data-independent design, with the status
+    time-limit)."""
     objective, notions, keys = problem.objective, problem.privacy, problem.keys
     start = time.perf_counter()
-    raw, t, bound, built = solve_max_entry(keys, set(objective.keys), objective.mask, notions)
+    found = solve_max_entry(keys, set(objective.keys), objective.mask, notions, limits)
+    if found is None:
+        record = {"name": NAME, "solve_seconds": time.perf_counter() - start}
+        return None, SolverOutcome(TIME_LIMIT, record, message="HiGHS stopped the scaled LP at the time limit")
+    raw, t, bound, built = found
     if relative_gap(t, bound, problem.objective_scale()) > problem.gap_tolerance / 2:
         raise SolverDeclined(f"the duals prove only {bound!r} against the LP's {t!r}")
     record = {"name": NAME, "compile_seconds": built, "solve_seconds": time.perf_counter() - start - built}
