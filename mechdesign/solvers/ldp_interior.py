@@ -86,11 +86,15 @@ class _Newton:
         self.B, self.T, self.W = B, T, W
         n, k = B.shape
         self.on_rows = n <= k
+        # the symmetric products by one rank-k update (syrk) each, half a general product's
+        # work; its lower triangle, the one the factorisation reads. (A C-ordered n × k array
+        # is the Fortran-ordered k × n transpose: no copy.)
+        syrk = scipy.linalg.blas.dsyrk
         if self.on_rows:  # diag(W) + B diag(1/T) Bᵀ, n × n
-            system = (B / T) @ B.T
+            system = syrk(1.0, (B / np.sqrt(T)).T, trans=1, lower=1)
             system[np.diag_indices(n)] += W
         else:  # diag(T) + Bᵀ diag(1/W) B, k × k
-            system = B.T @ (B / W[:, None])
+            system = syrk(1.0, (B / np.sqrt(W)[:, None]).T, trans=0, lower=1)
             system[np.diag_indices(k)] += T
         self.factor = shifted_cholesky(system)
 
