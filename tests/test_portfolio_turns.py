@@ -100,3 +100,20 @@ def test_the_estimate_is_made_once():
     turns, _ = _turns(_Timed("fast", 0.02), _Timed("slow", 0.01, closes_after=2), estimate)
     portfolio.interleave(turns, 1e-9, None, [])
     assert calls == [1]
+
+
+def test_the_trailing_turn_is_never_shorter_than_one_of_the_leaders_steps():
+    turns, _ = _turns(_Timed("fast", 0.01), _Timed("slow", 0.01), lambda: 0.0)
+    for name in ("fast", "slow"):
+        turns.started[name] = turns.starters[name]()
+    turns.rate = {"fast": 0.0, "slow": 2.0}  # slow leads, fast has shown nothing: an eighth
+    assert turns.lengths(["fast", "slow"], 8.0, 1e-9)["fast"] == pytest.approx(1.0)
+    turns.longest["slow"] = 5.0  # but one of slow's steps takes 5 s
+    assert turns.lengths(["fast", "slow"], 8.0, 1e-9) == {"fast": 5.0, "slow": 8.0}
+    assert turns.lengths(["fast", "slow"], 2.0, 1e-9)["fast"] == 2.0  # (never more than a full turn)
+
+
+def test_the_longest_step_is_measured():
+    turns, _ = _turns(_Timed("fast", 0.05, closes_after=3), _Timed("slow", 0.01), lambda: 99.0)
+    portfolio.interleave(turns, 1e-9, None, [])
+    assert 0.05 <= turns.longest["fast"] < 1.0 and turns.longest["slow"] == 0.0

@@ -77,6 +77,7 @@ class Turns:
         self.latency = dict(latency or {})  # name -> (function of nothing -> seconds of one step)
         self.step: dict = {}  # name -> the seconds of one step, once estimated
         self.waited: set = set()  # the methods that sat out a turn for it
+        self.longest = dict.fromkeys(starters, 0.0)  # per method: its longest single step
         self.started: dict = {}
         self.seconds = dict.fromkeys(starters, 0.0)
         # per method: the largest own gap seen, and the rate log(that gap / the gap now) per
@@ -111,7 +112,8 @@ class Turns:
         """This round's turn lengths: ``seconds`` each, but a share of it for the method predicted
         to finish later (a method with no progress yet, no prediction, counts as later):
         :data:`TRAILING_SHARE` times the ratio of the two predictions, at least
-        :data:`TRAILING_FLOOR`."""
+        :data:`TRAILING_FLOOR`, and at least the leader's longest single step (up to
+        ``seconds``)."""
         predicted = {name: self.predicted(name, tol) for name in names}
         lengths = dict.fromkeys(names, seconds)
         leading = min(predicted.values())
@@ -119,7 +121,10 @@ class Turns:
             trailing = max(names, key=lambda name: predicted[name])
             if predicted[trailing] > leading:
                 share = TRAILING_SHARE * leading / predicted[trailing]  # 0 when it has shown nothing
-                lengths[trailing] = seconds * max(share, TRAILING_FLOOR)
+                # never less than one of the leader's steps: a step that cannot be interrupted
+                # (an interior-point iteration of seconds) would otherwise take the round
+                leader = min(names, key=lambda name: predicted[name])
+                lengths[trailing] = min(seconds, max(seconds * max(share, TRAILING_FLOOR), self.longest[leader]))
         return lengths
 
     def waiting(self, name: str, limits: Limits | None) -> bool:
@@ -171,7 +176,9 @@ class Turns:
                 method = self.started[name] = self.starters[name]()
             self._measure(name)
             while True:
+                stepped = time.perf_counter()
                 progressed = method.advance(window)
+                self.longest[name] = max(self.longest[name], time.perf_counter() - stepped)
                 if self.closed(tol):
                     return "closed"
                 if progressed and limits is not None:
