@@ -279,7 +279,7 @@ def test_column_generation_and_charnes_cooper_decline_with_a_reason(monkeypatch)
 
     monkeypatch.setattr(column_generation, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
     monkeypatch.setattr(ldp_interior, "MAX_ITERATIONS", 0)
-    monkeypatch.setattr(charnes_cooper, "run_to_optimum", lambda h: False)
+    monkeypatch.setattr(charnes_cooper, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
     ldp = _file("ldp-skewed-prior", epsilon=1.0)
     with pytest.raises(SolverDeclined, match="master LP.*interior-point iterations"):
         ldp_portfolio.ldp_interleaved(ldp)
