@@ -125,25 +125,37 @@ def line_envelope(v: np.ndarray, gaps: np.ndarray, epsilon: float) -> np.ndarray
 
 
 def _box_rays(box: ConePricing, a: np.ndarray, negative: np.ndarray, per_column: np.ndarray, gaps: np.ndarray,
-              epsilon: float, threshold: float, limits, fresh: bool = False) -> tuple[list[int], list[np.ndarray]]:
+              epsilon: float, threshold: float, limits, fresh: bool = False,
+              done: dict | None = None) -> tuple[list[int], list[np.ndarray]]:
     """Exact pricing over the box-bounded cone for the ``negative`` columns: tightens
     ``per_column`` (in place) to the proven box minima and returns the minimisers, closed under
-    the envelope, that price out (improving columns)."""
+    the envelope, that price out (improving columns). ``done`` (column -> (proven minimum, its
+    improving ray or None)) holds the columns already priced against the same reduced costs,
+    which are taken from it, and receives the ones priced now: pricing cut short by a turn's end
+    goes on where it stopped."""
     new_y, new_v = [], []
     for y in negative:
         y = int(y)
         if fresh and per_column[y] >= 0.0:
             continue
-        if limits is not None and limits.expired():  # past the deadline: the box's own bound
+        if not fresh and done is not None and y in done:
+            proven, ray = done[y]
+        elif limits is not None and limits.expired():  # past the deadline: the box's own bound
             per_column[y] = max(per_column[y], float(np.minimum(a[:, y], 0.0).sum()))
             continue
-        proven, v = box.price(a[:, y], limits, fresh)
+        else:
+            proven, v = box.price(a[:, y], limits, fresh)
+            ray = None
+            if v @ a[:, y] < threshold:
+                ray = line_envelope(v, gaps, epsilon)
+                if not ray @ a[:, y] < threshold:
+                    ray = None
+            if done is not None and not (limits is not None and limits.expired()):
+                done[y] = (proven, ray)  # (a box solve cut short is priced again)
         per_column[y] = max(per_column[y], min(0.0, proven))
-        if v @ a[:, y] < threshold:
-            ray = line_envelope(v, gaps, epsilon)
-            if ray @ a[:, y] < threshold:
-                new_y.append(y)
-                new_v.append(ray)
+        if ray is not None:
+            new_y.append(y)
+            new_v.append(ray)
     return new_y, new_v
 
 
@@ -200,6 +212,10 @@ class LineRounds:
         self.box, self.bound, self.boxed, self.rounds = None, -np.inf, 0, 0
         self.stopped = self.stuck = self.closed = False
         self.value, self.master_value, self._matrix, self._pending = np.inf, np.inf, None, ([], [])
+        # the box pricing's results against the master as it stands (its duals do not change
+        # until columns are added): a round whose pricing a turn's end cut short goes on there
+        self._priced: dict = {}
+        self._priced_for: np.ndarray | None = None  # the duals they were priced for
 
     @property
     def latest_bound(self) -> float:
@@ -217,7 +233,7 @@ class LineRounds:
         False when a deadline (or a turn's end) cut the master's solve short (``stopped``)."""
         if self._pending[0]:
             self.master.add(*self._pending)
-            self._pending = ([], [])
+            self._pending, self._priced = ([], []), {}
         solved = self.master.solve(limits)
         if solved is None:
             if limits is not None and limits.expired():  # the next call solves on from its basis
@@ -227,6 +243,8 @@ class LineRounds:
             raise SolverDeclined(f"a line master LP ended {status} (round {self.rounds + 1})")
         self.rounds += 1
         value, u = solved
+        if self._priced_for is None or not np.array_equal(u, self._priced_for):
+            self._priced, self._priced_for = {}, u.copy()  # other duals: other prices
         self.master_value = value
         self._matrix = self.master.matrix()
         self.value = float((self.cost * self._matrix).sum())  # the full rays' value
@@ -242,7 +260,8 @@ class LineRounds:
             self.box = self.box or line_box(self.points, self.epsilon)
             self.boxed += negative.size
             gaps = self.pricing.gaps
-            new_y, new_v = _box_rays(self.box, a, negative, per_column, gaps, self.epsilon, threshold, limits)
+            new_y, new_v = _box_rays(self.box, a, negative, per_column, gaps, self.epsilon, threshold, limits,
+                                     done=self._priced)
             lagrangian = offset + capped_sum(per_column, self.cap)
             if not new_y and value - max(self.bound, lagrangian) > self.gap * abs(value) + 1e-12:
                 # no improving column and the bound lags: price the columns it blames afresh
