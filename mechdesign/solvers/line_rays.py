@@ -212,7 +212,7 @@ class LineRounds:
         self.box, self.bound, self.boxed, self.rounds = None, -np.inf, 0, 0
         self.stopped = self.stuck = self.closed = False
         self.value, self.master_value, self._matrix, self._pending = np.inf, np.inf, None, ([], [])
-        # the box pricing's results against the master as it stands (its duals do not change
+        # the box pricing's results for the master's duals ``_priced_for`` (they do not change
         # until columns are added): a round whose pricing a turn's end cut short goes on there
         self._priced: dict = {}
         self._priced_for: np.ndarray | None = None  # the duals they were priced for
@@ -233,7 +233,7 @@ class LineRounds:
         False when a deadline (or a turn's end) cut the master's solve short (``stopped``)."""
         if self._pending[0]:
             self.master.add(*self._pending)
-            self._pending, self._priced = ([], []), {}
+            self._pending = ([], [])
         solved = self.master.solve(limits)
         if solved is None:
             if limits is not None and limits.expired():  # the next call solves on from its basis

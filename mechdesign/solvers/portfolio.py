@@ -116,14 +116,14 @@ class Turns:
         ``seconds``)."""
         predicted = {name: self.predicted(name, tol) for name in names}
         lengths = dict.fromkeys(names, seconds)
-        leading = min(predicted.values())
+        leader = min(names, key=lambda name: predicted[name])
+        leading = predicted[leader]
         if len(names) == 2 and leading < math.inf:
             trailing = max(names, key=lambda name: predicted[name])
             if predicted[trailing] > leading:
                 share = TRAILING_SHARE * leading / predicted[trailing]  # 0 when it has shown nothing
                 # never less than one of the leader's steps: a step that cannot be interrupted
                 # (an interior-point iteration of seconds) would otherwise take the round
-                leader = min(names, key=lambda name: predicted[name])
                 lengths[trailing] = min(seconds, max(seconds * max(share, TRAILING_FLOOR), self.longest[leader]))
         return lengths
 
