@@ -285,3 +285,40 @@ def test_shipped_coupling_problems_carry_a_proven_bound(name):
     assert result.solver["gap"] <= 1e-6 and result.solver["bound"] <= result.objective
     if name != "coupling-barycenter":  # a free target is the general LP's
         assert result.solver["name"] == "coupling"
+
+
+def test_the_coupling_solver_stops_between_contexts_at_the_time_limit(monkeypatch):
+    """Past the deadline the contexts not yet transported report the target as every row: the
+    design is private (λK = μ), the status is time-limit, and the bound (potentials for the
+    transported context, zero potentials for the others) stays below the independent optimum."""
+    import time
+
+    import mechdesign.transport.coupling as transport
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.privacy import Target
+
+    rng = np.random.default_rng(5)
+    n = m = 6
+    contexts = {f"c{i}": rng.dirichlet(np.ones(n)) for i in range(3)}
+    mu, loss = rng.dirichlet(np.ones(m)), rng.random((n, m))
+    problem = Problem(Domain.from_size(n), ExpectedLoss(loss, dict(contexts)), [Target(contexts, mu)],
+                      outputs=Domain.from_size(m), contexts=contexts)
+    exact = transport.coupling
+
+    def slow(*args, **kwargs):  # the first transport outlasts the limit
+        time.sleep(0.6)
+        return exact(*args, **kwargs)
+
+    monkeypatch.setattr(transport, "coupling", slow)
+    result = problem.solve(time_limit=0.5)
+    assert result.status == "time-limit" and result.holds
+    assert "1 of 3 contexts" in result.solver["path"][0]
+    for s in ("c1", "c2"):
+        assert np.allclose(result.mechanisms[s].matrix, np.tile(mu, (n, 1)))
+        assert np.allclose(contexts[s] @ result.mechanisms[s].matrix, mu)
+    ref = sum(design_lp(contexts[s], mu, contexts[s], loss) for s in contexts)
+    assert result.solver["bound_proven"] is True
+    assert result.solver["bound"] <= ref + 1e-9 < result.objective
+    own = design_lp(contexts["c0"], mu, contexts["c0"], loss)
+    first = (contexts["c0"][:, None] * result.mechanisms["c0"].matrix * loss).sum()
+    assert first == pytest.approx(own, rel=1e-9)
