@@ -391,3 +391,52 @@ def test_line_box_pricing_cut_by_a_turn_goes_on_where_it_stopped(monkeypatch):
     # deadline may have cut is never kept)
     assert len(priced) == solves + 1
     assert cut.bound == pytest.approx(whole.bound, rel=1e-14) and (cut.stuck, cut.closed) == (whole.stuck, whole.closed)
+
+
+def test_cone_pricing_cut_by_a_turn_goes_round_every_output(monkeypatch):
+    # a pricing round cut short by a turn's end leaves its cursor where it stopped: successive
+    # short rounds price every output in turn, instead of the same first ones each time (300
+    # locations behind the interior point's turns: 5 to 70 of 300 outputs priced per round)
+    from mechdesign.bench.envelope import build
+    from mechdesign.solvers.cone_pricing import ConePricing
+
+    problem = build({"family": "points", "size": 23, "epsilon": 0.5, "prior": "dirichlet", "loss": "metric"})
+    notion = problem.privacy[0]
+    cost = problem.objective.cost("default")
+    n = cost.shape[0]
+    distances = np.zeros((n, n))
+    distances[notion.i, notion.j] = notion.d
+    master = dantzig_wolfe._seeded_master(cost, distances, 0.5, symmetry.trivial(n))
+    _, u = master.solve()
+    a = cost - u[:, None]
+    seen = []
+    price = ConePricing.price
+
+    def recorded(self, vector, limits=None, fresh=False):
+        seen.append(int(np.flatnonzero(np.all(a == vector[:, None], axis=0))[0]))
+        return price(self, vector, limits, fresh)
+
+    monkeypatch.setattr(ConePricing, "price", recorded)
+
+    class Window:  # a turn that ends after five pricing LPs
+        time_limit = 100.0
+
+        def __init__(self):
+            self.first = len(seen)
+
+        def remaining(self):
+            return 0.0 if len(seen) - self.first >= 5 else 100.0
+
+        def expired(self):
+            return self.remaining() <= 0.0
+
+    pricer = dantzig_wolfe._pricer(cost, distances, (notion.i, notion.j), 0.5, symmetry.trivial(n), 1e-9)
+    pricer.smooth = False  # one pricing point, the master's duals
+    rounds = []
+    for _ in range(5):
+        seen_before = len(seen)
+        pricer.round(cost, u, -1e-12, Window())
+        rounds.append(seen[seen_before:])
+    assert [len(r) for r in rounds] == [5] * 5
+    order, columns = [y for r in rounds for y in r], [int(y) for y in pricer.columns]
+    assert order == columns + columns[:2] and pricer.cursor == 2  # the fifth comes round to the start

@@ -89,24 +89,29 @@ EXACT_GAP = 1e-5
 
 
 def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, weights: np.ndarray,
-                   distances: np.ndarray, epsilon: float, threshold: float, cap: float, limits=None):
+                   distances: np.ndarray, epsilon: float, threshold: float, cap: float, limits=None,
+                   start: int = 0):
     """Price the outputs ``columns`` under reduced costs ``a`` (each standing for ``weights``
-    outputs, its orbit): the envelope rays of the priced vectors that price out, the capped
-    Lagrangian term, and the pairs the priced vectors violate (a mask for :meth:`activate`)."""
+    outputs, its orbit), beginning at position ``start`` and going round: the envelope rays of
+    the priced vectors that price out, the capped Lagrangian term, the pairs the priced vectors
+    violate (a mask for :meth:`activate`), and how many outputs were priced before ``limits``
+    expired (the others enter the bound with their box minimum)."""
     prices = np.zeros(columns.size)
     violated = np.zeros(pricing.i.size, dtype=bool)
-    rays = []
-    for c, y in enumerate(columns):
+    rays, priced = [], 0
+    for c in np.roll(np.arange(columns.size), -start):
+        y = columns[c]
         if limits is not None and limits.expired():  # past the deadline: the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
         prices[c], v = pricing.price(a[:, y], limits)
+        priced += 1
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)
             ray = envelope_ray(v, distances, epsilon)
             if ray @ a[:, y] < threshold:
                 rays.append((int(y), ray))
-    return rays, capped_sum(np.repeat(prices, weights), cap), violated
+    return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced
 
 
 class RaysStalled(SolverDeclined):
@@ -137,6 +142,10 @@ class _Pricer:
     exact: bool
     bound: float = -np.inf
     centre: np.ndarray | None = None
+    #: where the next round's pricing begins: a round cut short by the deadline (a turn's end)
+    #: leaves it where it stopped, so that short turns go round every output instead of
+    #: pricing the same first ones again and again
+    cursor: int = 0
 
     def round(self, cost: np.ndarray, u: np.ndarray, threshold: float, limits=None):
         """One exact (box-normalised) pricing round at the master's duals ``u``: the improving
@@ -153,9 +162,10 @@ class _Pricer:
         violated = np.zeros(self.pricing.i.size, dtype=bool)
         for alpha in ((SMOOTHING, 0.0) if self.centre is not None and self.smooth else (0.0,)):
             point = u if alpha == 0.0 else alpha * self.centre + (1.0 - alpha) * u
-            rays, lagrangian, broken = _price_exactly(self.pricing, cost - point[:, None], self.columns,
-                                                      self.weights, self.distances, self.epsilon, threshold,
-                                                      self.cap, limits)
+            rays, lagrangian, broken, priced = _price_exactly(self.pricing, cost - point[:, None], self.columns,
+                                                              self.weights, self.distances, self.epsilon,
+                                                              threshold, self.cap, limits, self.cursor)
+            self.cursor = (self.cursor + priced) % self.columns.size
             lagrangian += float(point.sum())
             violated |= broken
             if lagrangian > self.bound:
