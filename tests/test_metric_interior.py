@@ -348,11 +348,14 @@ def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form():
     assert limit == pytest.approx(min(0.9, float(np.min(slack[outside] / -d[outside]))), rel=1e-12)
     crossed = outside & (slack < -d)
     assert crossing == crossed.sum() > 0
-    pair, out = np.empty(crossing, dtype=np.int64), np.empty(crossing, dtype=np.int64)
-    moved = slack.copy()
-    move_slacks(moved, member, a, b, coef, dK, 0.4, pair, out)
-    assert np.allclose(moved, slack + 0.4 * d, rtol=0, atol=1e-14)
-    assert sorted(zip(pair, out)) == sorted(zip(*np.nonzero(crossed)))
+    for reach in (1.0, 0.5):  # the rows a step of the reach would cross, among those a full step would
+        pair, out = np.empty(crossing, dtype=np.int64), np.empty(crossing, dtype=np.int64)
+        moved = slack.copy()
+        joined = move_slacks(moved, member, a, b, coef, dK, 0.4, reach, pair, out)
+        assert np.allclose(moved, slack + 0.4 * d, rtol=0, atol=1e-14)
+        reached = outside & (slack < -reach * d)
+        assert joined == reached.sum() > 0 and (reach == 1.0 or joined < crossing)
+        assert sorted(zip(pair[:joined], out[:joined])) == sorted(zip(*np.nonzero(reached)))
 
 
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])
@@ -440,3 +443,28 @@ def test_a_line_keeps_every_row_in_the_set_and_every_iterate_private():
         assert np.allclose(it.S, it.rows.slack(it.K), rtol=0, atol=1e-13 * lp.coef.max())
     assert run.value - run.bound <= 1e-9 * run.value
     assert abs(run.value - all_pairs_lp(cost, d, 0.25)) <= 1e-8 * run.value
+
+
+def test_rows_join_within_the_reach_and_the_optimum_is_the_same(monkeypatch):
+    # rows join when a step of the reach (twice the step taken at first, doubling whenever a
+    # row outside the set cut the step short) would cross them: on 100 haversine locations at
+    # ε = 1 a full reach from the start ends with over half the (pair, output) rows in the set,
+    # the reach with under a fifth, at the same optimum
+    from mechdesign.bench.envelope import build
+    from mechdesign.solvers import metric_interior
+
+    problem = build({"family": "haversine", "size": 100, "epsilon": 1.0, "prior": "uniform", "loss": "metric"})
+    notion, cost = problem.privacy[0], problem.objective.cost("default")
+    runs, first_reach = {}, metric_interior.FIRST_REACH
+    for first in (first_reach, np.inf):
+        monkeypatch.setattr(metric_interior, "FIRST_REACH", first)
+        run = metric_interior.MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-7)
+        while not run.done:
+            run.advance()
+        runs[first] = run
+    reached, full = runs.values()
+    total = notion.i.size * cost.shape[1]
+    assert reached.it.rows.size < total / 5 < total / 2 < full.it.rows.size
+    assert reached.it.reach > first_reach  # a row outside the set cut some step short
+    assert reached.value == pytest.approx(full.value, rel=2e-7)
+    assert max(reached.bound, full.bound) <= min(reached.value, full.value) * (1 + 1e-12)

@@ -224,17 +224,18 @@ def outside_limit(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.nd
 
 @njit(cache=True)
 def move_slacks(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-                dK: np.ndarray, alpha: float, pair: np.ndarray, out: np.ndarray) -> None:
-    """slack += α G dK over every pair row, and the rows outside the working set that a full
-    step would have crossed (old slack < −d, as counted by :func:`outside_limit`) listed in
-    ``pair`` and ``out``."""
+                dK: np.ndarray, alpha: float, reach: float, pair: np.ndarray, out: np.ndarray) -> int:
+    """slack += α G dK over every pair row; the rows outside the working set that a step of
+    ``reach`` (<= 1) would have crossed (old slack < −reach·d) listed in ``pair`` and ``out``
+    (sized by :func:`outside_limit`'s count at a full step); returns how many."""
     k = 0
     for p in range(slack.shape[0]):
         ap, bp, cp = a[p], b[p], c[p]
         for y in range(slack.shape[1]):
             d = cp * dK[bp, y] - dK[ap, y]
             s = slack[p, y]
-            if d < 0.0 and s < -d and not member[p, y]:
+            if d < 0.0 and s < -d * reach and not member[p, y]:
                 pair[k], out[k] = p, y
                 k += 1
             slack[p, y] = s + alpha * d
+    return k
