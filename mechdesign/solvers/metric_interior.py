@@ -463,10 +463,9 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         it.S += a_p * step.dS
     else:
         # every pair row limits the primal step, in the set or not; those a step of the reach
-        # (it.reach times the step taken, at most a full step) would cross join the set after it
-        # (one pass each, G dK computed on the fly). A full reach from the start put 16.5 of
-        # 26.9 million rows in the set by the fifth step on 300 locations at ε = 1 (5 s a step
-        # instead of 1 s), most of them never near binding
+        # (it.reach times the step taken, at most a full step; the module docstring says why)
+        # would cross join the set after it (one pass each, G dK computed on the fly; the
+        # arrays are sized by the count at a full step, which bounds it)
         member = it.rows.member
         inside = step.a_p
         step.a_p, crossing = outside_limit(it.slack, member, lp.a, lp.b, lp.coef, step.dK, step.a_p)
