@@ -190,36 +190,78 @@ def test_the_kernels_recover_the_duals_and_take_the_ratio_tests():
         assert total == pytest.approx(float(((primal + 0.3 * dprimal) * (dual + 0.7 * ddual)).sum()), rel=1e-12)
 
 
-def test_the_batched_solves_and_the_scaled_inverse_sum_match_lapack():
+def _random_rows(rng, g: int, m: int, count: int):
+    """Rows (a, b, c, out) with weights, in no particular order, and positive bound weights."""
+    a = rng.integers(0, g, size=count)
+    b = (a + rng.integers(1, g, size=count)) % g
+    out = rng.integers(0, m, size=count)
+    return rng.uniform(0.01, 5.0, size=count), a, b, rng.uniform(1.0, 3.0, size=count), out, \
+        rng.uniform(0.1, 10.0, size=(g, m))
+
+
+def _dense_blocks(weights, a, b, c, out, bound_weights):
+    """Gᵀ diag(weights) G + diag(bound weights) for each output, from G written out row by row."""
+    g, m = bound_weights.shape
+    blocks = np.stack([np.diag(bound_weights[:, y]) for y in range(m)])
+    for w, ak, bk, ck, y in zip(weights, a, b, c, out):
+        row = np.zeros(g)
+        row[ak], row[bk] = -1.0, ck
+        blocks[y] += w * np.outer(row, row)
+    return blocks
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7, 9])
+def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the_outputs(threads):
     import scipy.linalg
 
+    from mechdesign.core.threads import ranges
     from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
     from mechdesign.solvers.metric_interior_kernels import cholesky_solves
 
     rng = np.random.default_rng(5)
-    a = rng.normal(size=(7, 12, 12))
-    blocks = a @ np.swapaxes(a, 1, 2) + 0.1 * np.eye(12)
-    scale = rng.uniform(0.1, 10.0, size=(7, 12))
+    rows = _random_rows(rng, 12, 7, 150)
+    blocks = _dense_blocks(*rows)
     v = rng.normal(size=(12, 7))
-    factors, total = _factors_and_inverse_sum(blocks.copy(), scale)
-    expected = sum(np.diag(scale[y]) @ np.linalg.inv(blocks[y]) @ np.diag(scale[y]) for y in range(7))
-    assert np.allclose(total, expected, rtol=1e-10, atol=1e-12)
+    factors, scale, total = _factors_and_inverse_sum(*rows, threads=threads)
+    assert np.allclose(scale, 1.0 / np.sqrt(np.diagonal(blocks, axis1=1, axis2=2)), rtol=1e-14)
+    assert np.allclose(total, sum(np.linalg.inv(blocks[y]) for y in range(7)), rtol=1e-10, atol=1e-12)
     out = v.copy()
-    cholesky_solves(factors, out)
+    for lo, hi in ranges(7, threads):
+        cholesky_solves(factors, out, lo, hi)
     for y in range(7):
-        expected = scipy.linalg.cho_solve(scipy.linalg.cho_factor(blocks[y]), v[:, y])
+        scaled = np.diag(scale[y]) @ blocks[y] @ np.diag(scale[y])
+        assert np.allclose(np.tril(factors[y]), np.linalg.cholesky(scaled), rtol=1e-10, atol=1e-12)
+        expected = scipy.linalg.cho_solve(scipy.linalg.cho_factor(scaled), v[:, y])
         assert np.allclose(out[:, y], expected, rtol=1e-10, atol=1e-12)
 
 
 def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
     from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
 
-    block = np.array([[1.0, 1.0], [1.0, 1.0 - 1e-17]])  # singular in floating point
-    blocks = np.stack([np.eye(2), block])
-    factors, total = _factors_and_inverse_sum(blocks.copy(), np.ones((2, 2)))
-    shifted = factors[1] @ factors[1].T
-    assert np.all(np.isfinite(total)) and np.allclose(shifted, block, atol=1e-12)
-    assert np.allclose((total - np.eye(2)) @ shifted, np.eye(2), atol=1e-6 * np.abs(total).max())
+    # output 1's block is w g gᵀ + 1e-17 I with g = (−1, 1): singular in floating point
+    # (scaled to a unit diagonal, its off-diagonal entries are −1)
+    weights, a, b, c, out = np.array([1.0]), np.array([0]), np.array([1]), np.array([1.0]), np.array([1])
+    bound_weights = np.array([[1.0, 1e-17], [1.0, 1e-17]])
+    block = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    for threads in (1, 2):
+        factors, scale, total = _factors_and_inverse_sum(weights, a, b, c, out, bound_weights, threads=threads)
+        shifted = factors[1] @ factors[1].T
+        assert np.all(np.isfinite(total)) and np.allclose(shifted, block, atol=1e-12)
+        assert np.allclose((total - np.eye(2)) @ shifted, np.eye(2), atol=1e-6 * np.abs(total).max())
+
+
+def test_the_iterates_do_not_depend_on_the_threads(monkeypatch):
+    cost, d, notion = _instance("grid", 1.0, "dirichlet", "metric", seed=4)
+    runs = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("MECHDESIGN_THREADS", threads)
+        run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8)
+        for _ in range(12):
+            run.advance()
+        runs.append(run)
+    # the threads' partial sums are added in another order: the iterates agree to round-off
+    assert np.allclose(runs[0].it.K, runs[1].it.K, rtol=1e-7, atol=1e-12)
+    assert runs[0].gaps[-1] == pytest.approx(runs[1].gaps[-1], rel=1e-6)
 
 
 def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():

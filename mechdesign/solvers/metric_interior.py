@@ -63,6 +63,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mechdesign.core.blas_threads import one_blas_thread
+from mechdesign.core.threads import solver_threads, split
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
@@ -128,8 +129,9 @@ def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
 
 def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
     """The seconds one iteration's factorisations would take on ``cost``'s inputs and outputs,
-    timed on one and on three outputs' blocks (their difference over two: the per-output time
-    without the fixed costs, after a warm-up on tiny blocks) and multiplied by the outputs: an
+    timed on one and on three outputs' blocks on one thread (their difference over two: the
+    per-output time without the fixed costs, after a warm-up on tiny blocks), multiplied by
+    the outputs and divided by the threads that share them (:func:`solver_threads`): an
     iteration cannot be interrupted, so the turns let the other method run this long before
     its first one. Raises :class:`SolverDeclined` when its arrays would not fit in memory
     (:func:`_check_memory`), without allocating them. (Coincident inputs merged first can only
@@ -147,7 +149,8 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
             chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), np.zeros((size, size)))
     else:
         def run(k: int, size: int) -> None:
-            _factors_and_inverse_sum(np.repeat(np.eye(size)[None] * 2.0, k, axis=0), np.ones((k, size)))
+            none = np.zeros(0, dtype=np.intp)
+            _factors_and_inverse_sum(np.zeros(0), none, none, np.zeros(0), none, np.full((size, k), 2.0), threads=1)
     with one_blas_thread():
         run(1, 2)  # compiled code loaded, LAPACK warmed
         seconds = []
@@ -156,7 +159,7 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
             run(k, max(g, 2))
             seconds.append(time.perf_counter() - start)
     per_output = max((seconds[1] - seconds[0]) / 2, seconds[1] / 3 / 4)  # (round-off of the clock)
-    return m * per_output
+    return m * per_output / (1 if chain else min(solver_threads(), m))  # the outputs' ranges run at once
 
 
 def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -253,42 +256,73 @@ class _Newton(BlockSystem):
     Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
     def __init__(self, lp: _Reduced, it: _Iterate, refine: bool = False):
-        g, m = it.K.shape
-        blocks = it.rows.blocks(self.weigh(it, refine))  # the rows' weights Λ/S
-        diagonal = np.arange(g)
-        blocks[:, diagonal, diagonal] += self.bound_weights.T
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
         # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
         # the largest)
-        self.scale = 1.0 / np.sqrt(blocks[:, diagonal, diagonal])  # (m, g)
-        blocks *= self.scale[:, :, None]
-        blocks *= self.scale[:, None, :]
-        self.factors, inverse_sum = _factors_and_inverse_sum(blocks, self.scale)
+        weights = self.weigh(it, refine)  # the rows' weights Λ/S
+        rows = it.rows
+        self.factors, self.scale, inverse_sum = _factors_and_inverse_sum(weights, rows.a, rows.b, rows.c, rows.out,
+                                                                         self.bound_weights)
         self.factor = shifted_cholesky(inverse_sum)
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] = D_y (D_y H_y D_y)⁻¹ D_y v[:, y] for every output y, as a (g, m) array, by
         the scaled blocks' factors (the inverses, whose products are not backward stable, would
-        leave the rows' sums drifting near the optimum)."""
+        leave the rows' sums drifting near the optimum), ranges of outputs on several threads."""
         from mechdesign.solvers.metric_interior_kernels import cholesky_solves
 
         out = v * self.scale.T
-        cholesky_solves(self.factors, out)
+        split(lambda lo, hi: cholesky_solves(self.factors, out, lo, hi), out.shape[1])
         return out * self.scale.T
 
 
-def _factors_and_inverse_sum(blocks: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lower Cholesky factors of a stack of symmetric positive definite blocks (m, g, g), by
-    one batched factorisation, and Σ_y D_y B_y⁻¹ D_y with D_y = diag(``scale[y]``), one block's
-    inverse at a time (the stack of inverses, as large as the blocks, is never held, and the
-    sum needs one pass over each); when round-off has left a block indefinite, every block is
-    factorised again with the shifts of :func:`shifted_cholesky`."""
-    try:
-        factors = np.linalg.cholesky(blocks)  # lower, zeros above the diagonal
-    except np.linalg.LinAlgError:
-        factors = np.stack([np.tril(shifted_cholesky(block)[0]) for block in blocks])
+def _factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: np.ndarray,
+                             bound_weights: np.ndarray, threads: int | None = None
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the blocks H_y = Gᵀ diag(``weights``) G + diag(``bound_weights[:, y]``) over the rows
+    (a, b, c, ``out``) of each output y: (the Cholesky factors of the scaled blocks D_y H_y D_y,
+    each in the lower triangle; D_y = diag(H_y)^-1/2 as an (m, g) array; Σ_y H_y⁻¹). Ranges of
+    outputs run on ``threads`` threads (default :func:`solver_threads`), each assembling,
+    scaling, factorising and inverting its blocks one at a time into their factors and adding
+    the inverses to its own sum (neither the unscaled blocks nor their inverses are ever held
+    as a stack). When round-off has left a scaled block indefinite, every block is factorised
+    again with the shifts of :func:`shifted_cholesky`."""
+    from mechdesign.solvers.metric_interior_kernels import (
+        factor_and_add_inverses,
+        rows_blocks,
+        rows_by_output,
+    )
+
+    g, m = bound_weights.shape
+    order, start = rows_by_output(out, m)
+    bound_weights = np.ascontiguousarray(bound_weights)
+    scale, factors = np.empty((m, g)), np.empty((m, g, g))
+
+    def work(lo: int, hi: int):
+        total = np.zeros((g, g))
+        return factor_and_add_inverses(weights, a, b, c, order, start, bound_weights, lo, hi, scale, factors,
+                                       total), total
+
+    parts = split(work, m, threads)
+    if any(stage == 1 for (_, stage), _ in parts):
+        blocks = np.zeros((m, g, g))
+        rows_blocks(weights, a, b, c, out, blocks)
+        blocks[:, np.arange(g), np.arange(g)] += bound_weights.T
+        scale = 1.0 / np.sqrt(blocks[:, np.arange(g), np.arange(g)])
+        factors, total = _shifted_factors_and_inverse_sum(blocks * scale[:, :, None] * scale[:, None, :], scale)
+        return factors, scale, total
+    if any(stage == 2 for (_, stage), _ in parts):
+        raise SolverDeclined("the interior-point system lost definiteness")
+    total = sum(part for _, part in parts)
+    return factors, scale, total + np.tril(total, -1).T
+
+
+def _shifted_factors_and_inverse_sum(scaled: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_factors_and_inverse_sum` of the ``scaled`` blocks D_y H_y D_y, each factorised by
+    :func:`shifted_cholesky` (zeros above the factors' diagonals)."""
+    factors = np.stack([np.tril(shifted_cholesky(block)[0]) for block in scaled])
     potri = scipy.linalg.lapack.dpotri
-    total = np.zeros(blocks.shape[1:])
+    total = np.zeros(scaled.shape[1:])
     for y, factor in enumerate(factors):
         # the transposed factor is the upper one in Fortran order: no copy; the inverse comes
         # back in its upper triangle with zeros below, so its transpose is the lower triangle
@@ -296,10 +330,7 @@ def _factors_and_inverse_sum(blocks: np.ndarray, scale: np.ndarray) -> tuple[np.
         if info != 0:
             raise SolverDeclined("the interior-point system lost definiteness")
         total += inverse.T * np.outer(scale[y], scale[y])
-    diagonal = np.diag(total).copy()
-    total += total.T
-    total[np.diag_indices_from(total)] = diagonal
-    return factors, total
+    return factors, total + np.tril(total, -1).T
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,

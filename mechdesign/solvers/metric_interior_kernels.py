@@ -1,11 +1,27 @@
 """The entry-by-entry work of the d-privacy interior-point iteration that NumPy would do in
 several passes with temporaries, compiled with numba (imported on first use, so that loading
-the package does not load numba)."""
+the package does not load numba).
+
+The blocks' factorisations and inverses call LAPACK (SciPy's, by the addresses it exports)
+from compiled code that releases the interpreter's lock, so that ranges of outputs can be
+factorised on several threads at once (NumPy's and SciPy's LAPACK wrappers hold the lock:
+two threads took as long as one). The routines are declared by name and their addresses
+registered when this module loads, so the compiled code stays cacheable.
+"""
 
 from __future__ import annotations
 
+import llvmlite.binding
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import get_cython_function_address
+
+for _name in ("dpotrf", "dpotri"):
+    llvmlite.binding.add_symbol(f"mechdesign_{_name}", get_cython_function_address("scipy.linalg.cython_lapack", _name))
+# (uplo, n, a, lda, info): LAPACK's symmetric positive definite factorisation and inverse
+_LAPACK_SIGNATURE = types.void(types.voidptr, types.voidptr, types.voidptr, types.voidptr, types.voidptr)
+_potrf = types.ExternalFunction("mechdesign_dpotrf", _LAPACK_SIGNATURE)
+_potri = types.ExternalFunction("mechdesign_dpotri", _LAPACK_SIGNATURE)
 
 
 @njit(cache=True)
@@ -37,27 +53,103 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
     return total
 
 
-@njit(cache=True)
-def cholesky_solves(factors: np.ndarray, v: np.ndarray) -> None:
-    """v[:, y] <- (L_y L_yᵀ)⁻¹ v[:, y] for every output y, in place, from the lower triangles of
-    the factors (m, g, g): a forward and a back substitution per output, with no copies of the
-    columns."""
-    m, g = factors.shape[0], factors.shape[1]
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def cholesky_solves(factors: np.ndarray, v: np.ndarray, lo: int, hi: int) -> None:
+    """v[:, y] <- (L_y L_yᵀ)⁻¹ v[:, y] for the outputs lo <= y < hi, in place, from the lower
+    triangles of the factors (m, g, g; what lies above the diagonal is not read): a forward and
+    a back substitution per output, with no copies of the columns. Both read the factor by its
+    rows, which lie contiguous in memory: the forward one as dot products (reassociated, so
+    that they vectorise), the back one by eliminating each solved unknown from the equations
+    above it (the transposed factor's columns are the factor's rows). On 300 × 300 blocks this
+    is 2.6 times as fast as reading the back substitution's columns down the factor."""
+    g = factors.shape[1]
     w = np.empty(g)
-    for y in range(m):
+    for y in range(lo, hi):
         f = factors[y]
         for i in range(g):
-            s = v[i, y]
+            s = 0.0
             for k in range(i):
-                s -= f[i, k] * w[k]
-            w[i] = s / f[i, i]
+                s += f[i, k] * w[k]
+            w[i] = (v[i, y] - s) / f[i, i]
         for i in range(g - 1, -1, -1):
-            s = w[i]
-            for k in range(i + 1, g):
-                s -= f[k, i] * w[k]
-            w[i] = s / f[i, i]
+            solved = w[i] / f[i, i]
+            w[i] = solved
+            for k in range(i):
+                w[k] -= f[i, k] * solved
         for i in range(g):
             v[i, y] = w[i]
+
+
+@njit(cache=True)
+def rows_by_output(y: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, start): the rows' indices grouped by their output, in a stable counting sort;
+    the rows of output y are order[start[y]:start[y + 1]]."""
+    start = np.zeros(m + 1, dtype=np.int64)
+    for k in range(y.size):
+        start[y[k] + 1] += 1
+    for v in range(m):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    order = np.empty(y.size, dtype=np.int64)
+    for k in range(y.size):
+        order[fill[y[k]]] = k
+        fill[y[k]] += 1
+    return order, start
+
+
+@njit(cache=True, nogil=True)
+def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, order: np.ndarray,
+                            start: np.ndarray, bound_weights: np.ndarray, lo: int, hi: int, scale: np.ndarray,
+                            factors: np.ndarray, total: np.ndarray) -> tuple[int, int]:
+    """For the outputs lo <= y < hi: the block H_y = Σ over the rows of output y (``order`` and
+    ``start`` from :func:`rows_by_output`) of weight · g gᵀ (g = −e_a + c e_b) plus
+    diag(``bound_weights[:, y]``), assembled in the lower triangle of ``factors[y]``; its
+    scaling D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y in
+    place of it (what lies above the diagonal is not defined); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
+    added to the lower triangle of ``total``. Returns (-1, 0) when every block was factorised
+    and inverted, else (y, 1) when the factorisation of block y failed (round-off left it
+    indefinite) or (y, 2) when its inverse did; the blocks after y are then left untouched."""
+    g = factors.shape[1]
+    n = np.array([g], dtype=np.int32)
+    info = np.zeros(1, dtype=np.int32)
+    # LAPACK reads the C-order arrays as their transposes: its upper triangle is our lower one
+    upper = np.array([ord("U")], dtype=np.uint8)
+    inverse = np.empty((g, g))
+    for y in range(lo, hi):
+        f, s = factors[y], scale[y]
+        for i in range(g):
+            for j in range(i + 1):
+                f[i, j] = 0.0
+            f[i, i] = bound_weights[i, y]
+        for r in range(start[y], start[y + 1]):
+            k = order[r]
+            w, ck, ak, bk = weights[k], c[k], a[k], b[k]
+            f[ak, ak] += w
+            f[bk, bk] += ck * ck * w
+            if ak > bk:
+                f[ak, bk] -= ck * w
+            else:
+                f[bk, ak] -= ck * w
+        for i in range(g):
+            s[i] = 1.0 / np.sqrt(f[i, i])
+        for i in range(g):
+            si = s[i]
+            for j in range(i + 1):
+                f[i, j] *= si * s[j]
+        _potrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
+        if info[0] != 0:
+            return y, 1
+        for i in range(g):
+            for j in range(i + 1):
+                inverse[i, j] = f[i, j]
+        _potri(upper.ctypes, n.ctypes, inverse.ctypes, n.ctypes, info.ctypes)
+        if info[0] != 0:
+            return y, 2
+        for i in range(g):
+            si = s[i]
+            for j in range(i + 1):
+                total[i, j] += inverse[i, j] * si * s[j]
+    return -1, 0
 
 
 @njit(cache=True)

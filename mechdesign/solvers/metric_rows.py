@@ -58,15 +58,6 @@ class Rows:
         rows_transpose(values, self.a, self.b, self.c, self.out, out)
         return out
 
-    def blocks(self, weights: np.ndarray) -> np.ndarray:
-        """Σ over the rows of output y of weight · g gᵀ (g the pair's row of G), for every
-        output: the blocks Gᵀ diag(weights) G, (outputs, inputs, inputs)."""
-        from mechdesign.solvers.metric_interior_kernels import rows_blocks
-
-        out = np.zeros((self.outputs, self.inputs, self.inputs))
-        rows_blocks(weights, self.a, self.b, self.c, self.out, out)
-        return out
-
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The tridiagonal blocks Gᵀ diag(weights) G of a chain (every pair joins neighbours):
         their diagonals (outputs, inputs) and off-diagonals (outputs, inputs − 1)."""

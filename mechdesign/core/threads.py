@@ -1,0 +1,67 @@
+"""The threads a solver may use for work that splits into independent pieces.
+
+The interior points factorise one dense block per output at every iteration; the blocks are
+independent, so they are split into as many contiguous ranges as there are threads and each
+range is worked by compiled code that releases the interpreter's lock. The number of threads
+is ``MECHDESIGN_THREADS`` when set (a positive integer), else the number of cores this process
+may run on. The benchmark suites set it for their children to the cores divided by the
+workers running at once, so that parallel instances do not oversubscribe the machine.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+from mechdesign.core.errors import ProblemError
+
+#: the environment variable that sets the number of threads
+THREADS_VARIABLE = "MECHDESIGN_THREADS"
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity where the system reports it)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - systems without affinity (macOS, Windows)
+        return max(os.cpu_count() or 1, 1)
+
+
+def solver_threads() -> int:
+    """The number of threads for split work: ``MECHDESIGN_THREADS`` or the available cores."""
+    raw = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not raw:
+        return available_cores()
+    try:
+        threads = int(raw)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ProblemError(f"the environment variable {THREADS_VARIABLE} is {raw!r}: expected a positive "
+                              f"integer (the threads a solver may use), or unset for all available cores")
+    return threads
+
+
+@lru_cache(maxsize=4)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mechdesign")
+
+
+def ranges(n: int, threads: int) -> list[tuple[int, int]]:
+    """[lo, hi) ranges splitting range(n) into at most ``threads`` contiguous pieces of sizes
+    that differ by at most one (no empty piece)."""
+    pieces = max(min(threads, n), 1)
+    edges = [n * k // pieces for k in range(pieces + 1)]
+    return [(edges[k], edges[k + 1]) for k in range(pieces)]
+
+
+def split(work, n: int, threads: int | None = None) -> list:
+    """``[work(lo, hi) for each range]`` over :func:`ranges` of ``n``, the ranges run at once on
+    ``threads`` threads (default :func:`solver_threads`); in this thread when there is one
+    range. ``work`` must release the interpreter's lock for the threads to run in parallel
+    (compiled with ``nogil``, or LAPACK through it)."""
+    pieces = ranges(n, solver_threads() if threads is None else threads)
+    if len(pieces) == 1:
+        return [work(*pieces[0])]
+    return list(_pool(len(pieces)).map(lambda piece: work(*piece), pieces))

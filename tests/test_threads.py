@@ -1,0 +1,29 @@
+"""The threads a solver may use: how the outputs are split and how the count is read."""
+
+import pytest
+
+from mechdesign.core.errors import ProblemError
+from mechdesign.core.threads import available_cores, ranges, solver_threads, split
+
+
+@pytest.mark.parametrize("n, threads", [(1, 1), (7, 2), (7, 3), (2, 5), (300, 2), (10, 10)])
+def test_the_ranges_cover_every_index_once_in_at_most_the_threads_pieces_of_near_equal_size(n, threads):
+    pieces = ranges(n, threads)
+    assert [i for lo, hi in pieces for i in range(lo, hi)] == list(range(n))
+    sizes = [hi - lo for lo, hi in pieces]
+    assert len(pieces) == min(n, threads) and min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+
+
+def test_split_returns_each_range_s_result_in_order():
+    assert split(lambda lo, hi: list(range(lo, hi)), 10, threads=3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
+
+
+def test_the_thread_count_comes_from_the_environment_or_the_cores(monkeypatch):
+    monkeypatch.delenv("MECHDESIGN_THREADS", raising=False)
+    assert solver_threads() == available_cores() >= 1
+    monkeypatch.setenv("MECHDESIGN_THREADS", "3")
+    assert solver_threads() == 3
+    for bad in ("0", "-2", "two", "1.5"):
+        monkeypatch.setenv("MECHDESIGN_THREADS", bad)
+        with pytest.raises(ProblemError, match="MECHDESIGN_THREADS.*positive integer"):
+            solver_threads()
