@@ -31,6 +31,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.threads import THREADS_VARIABLE, available_cores
 
 #: ``progress(done, total)`` after each finished task
 Progress = Callable[[int, int], None]
@@ -82,11 +83,13 @@ class SerialExecutor(Executor):
         return out
 
 
-def _limit_threads() -> None:
+def _limit_threads(solver_threads: int = 1) -> None:
     """Pool initializer: one BLAS/OpenMP thread per worker process (workers share the cores;
-    threaded BLAS on an oversubscribed machine was measured many times slower)."""
+    threaded BLAS on an oversubscribed machine was measured many times slower), and the
+    solvers' own threads (``MECHDESIGN_THREADS``, unless set) the worker's share of the cores."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    os.environ.setdefault(THREADS_VARIABLE, str(solver_threads))
     try:
         from threadpoolctl import threadpool_limits
 
@@ -116,8 +119,9 @@ class LocalExecutor(Executor):
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            share = max(available_cores() // self.workers, 1)
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
-                                             initializer=_limit_threads)
+                                             initializer=_limit_threads, initargs=(share,))
         return self._pool
 
     def map(self, fn, items, progress=None):
