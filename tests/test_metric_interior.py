@@ -372,7 +372,9 @@ def test_joining_rows_take_at_most_their_share_of_mu():
 
 
 
-def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form():
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form(threads):
+    from mechdesign.core.threads import ranges
     from mechdesign.solvers.metric_interior_kernels import move_slacks, outside_limit
 
     rng = np.random.default_rng(9)
@@ -386,18 +388,22 @@ def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form():
     member = rng.random((p, m)) < 0.3
     d = G @ dK
     outside = (d < 0) & ~member
-    limit, crossing = outside_limit(slack, member, a, b, coef, dK, 0.9)
+    pieces = ranges(p, threads)
+    found = [outside_limit(slack, member, a, b, coef, dK, 0.9, lo, hi) for lo, hi in pieces]
+    limit, crossing = min(f[0] for f in found), sum(f[1] for f in found)
     assert limit == pytest.approx(min(0.9, float(np.min(slack[outside] / -d[outside]))), rel=1e-12)
     crossed = outside & (slack < -d)
     assert crossing == crossed.sum() > 0
     for reach in (1.0, 0.5):  # the rows a step of the reach would cross, among those a full step would
-        pair, out = np.empty(crossing, dtype=np.int64), np.empty(crossing, dtype=np.int64)
-        moved = slack.copy()
-        joined = move_slacks(moved, member, a, b, coef, dK, 0.4, reach, pair, out)
+        moved, rows = slack.copy(), []
+        for (lo, hi), (_, count) in zip(pieces, found):
+            pair, out = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
+            joined = move_slacks(moved, member, a, b, coef, dK, 0.4, reach, pair, out, lo, hi)
+            rows += list(zip(pair[:joined], out[:joined]))
         assert np.allclose(moved, slack + 0.4 * d, rtol=0, atol=1e-14)
         reached = outside & (slack < -reach * d)
-        assert joined == reached.sum() > 0 and (reach == 1.0 or joined < crossing)
-        assert sorted(zip(pair[:joined], out[:joined])) == sorted(zip(*np.nonzero(reached)))
+        assert len(rows) == reached.sum() > 0 and (reach == 1.0 or len(rows) < crossing)
+        assert rows == list(zip(*np.nonzero(reached)))  # in the order of (pair, output)
 
 
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])

@@ -292,14 +292,15 @@ def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
         off[yk, min(ak, bk)] -= ck * w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def outside_limit(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-                  dK: np.ndarray, limit: float) -> tuple[float, int]:
-    """Over the pair rows outside the working set, with the slacks' direction d = (G dK)[p, y]
-    computed on the fly (never stored): (the largest step α <= ``limit`` keeping every such
-    slack non-negative, the number of such rows a full step would cross: slack < −d)."""
+                  dK: np.ndarray, limit: float, lo: int, hi: int) -> tuple[float, int]:
+    """Over the pair rows outside the working set of the pairs lo <= p < hi, with the slacks'
+    direction d = (G dK)[p, y] computed on the fly (never stored): (the largest step α <=
+    ``limit`` keeping every such slack non-negative, the number of such rows a full step would
+    cross: slack < −d)."""
     best, crossing = limit, 0
-    for p in range(slack.shape[0]):
+    for p in range(lo, hi):
         ap, bp, cp = a[p], b[p], c[p]
         for y in range(slack.shape[1]):
             if member[p, y]:
@@ -314,14 +315,16 @@ def outside_limit(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.nd
     return best, crossing
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def move_slacks(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-                dK: np.ndarray, alpha: float, reach: float, pair: np.ndarray, out: np.ndarray) -> int:
-    """slack += α G dK over every pair row; the rows outside the working set that a step of
-    ``reach`` (<= 1) would have crossed (old slack < −reach·d) listed in ``pair`` and ``out``
-    (sized by :func:`outside_limit`'s count at a full step); returns how many."""
+                dK: np.ndarray, alpha: float, reach: float, pair: np.ndarray, out: np.ndarray, lo: int,
+                hi: int) -> int:
+    """slack += α G dK over the pair rows of the pairs lo <= p < hi; the rows among them outside
+    the working set that a step of ``reach`` (<= 1) would have crossed (old slack < −reach·d)
+    listed in ``pair`` and ``out`` in the order of (p, y) (sized by :func:`outside_limit`'s
+    count at a full step over the same pairs); returns how many."""
     k = 0
-    for p in range(slack.shape[0]):
+    for p in range(lo, hi):
         ap, bp, cp = a[p], b[p], c[p]
         for y in range(slack.shape[1]):
             d = cp * dK[bp, y] - dK[ap, y]
