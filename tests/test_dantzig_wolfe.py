@@ -115,7 +115,8 @@ def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points
     assert ours.solver["name"] == route
     plain = problem.solve(solver="highs")
     assert ours.status == plain.status == "optimal"
-    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+    # optimal: within the gap tolerance (1e-6) of the bound, which lies below the LP's optimum
+    assert plain.objective * (1 - 1e-12) <= ours.objective <= plain.objective * (1 + 1e-6)
     assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
     assert ours.certificate[0].holds
 
