@@ -3,7 +3,7 @@
 import pytest
 
 from mechdesign.core.errors import ProblemError
-from mechdesign.core.threads import available_cores, ranges, solver_threads, split
+from mechdesign.core.threads import available_cores, over, ranges, solver_threads, split
 
 
 @pytest.mark.parametrize("n, threads", [(1, 1), (7, 2), (7, 3), (2, 5), (300, 2), (10, 10)])
@@ -27,3 +27,9 @@ def test_the_thread_count_comes_from_the_environment_or_the_cores(monkeypatch):
         monkeypatch.setenv("MECHDESIGN_THREADS", bad)
         with pytest.raises(ProblemError, match="MECHDESIGN_THREADS.*positive integer"):
             solver_threads()
+
+
+def test_over_runs_each_piece_with_its_own_arguments_and_keeps_their_order():
+    pieces = [(0, 3, "a"), (3, 5, "b"), (5, 9, "c")]
+    assert over(lambda lo, hi, tag: tag * (hi - lo), pieces) == ["aaa", "bb", "cccc"]
+    assert over(lambda lo, hi: hi - lo, [(2, 7)]) == [5]

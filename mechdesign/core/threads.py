@@ -1,6 +1,6 @@
 """The threads a solver may use for work that splits into independent pieces.
 
-The interior points factorise one dense block per output at every iteration; the blocks are
+The metric interior point factorises one dense block per output at every iteration; the blocks are
 independent, so they are split into as many contiguous ranges as there are threads and each
 range is worked by compiled code that releases the interpreter's lock. The number of threads
 is ``MECHDESIGN_THREADS`` when set (a positive integer), else the number of cores this process
@@ -56,12 +56,16 @@ def ranges(n: int, threads: int) -> list[tuple[int, int]]:
     return [(edges[k], edges[k + 1]) for k in range(pieces)]
 
 
-def split(work, n: int, threads: int | None = None) -> list:
-    """``[work(lo, hi) for each range]`` over :func:`ranges` of ``n``, the ranges run at once on
-    ``threads`` threads (default :func:`solver_threads`); in this thread when there is one
-    range. ``work`` must release the interpreter's lock for the threads to run in parallel
-    (compiled with ``nogil``, or LAPACK through it)."""
-    pieces = ranges(n, solver_threads() if threads is None else threads)
+def over(work, pieces: list[tuple]) -> list:
+    """``[work(*piece) for piece in pieces]``, the pieces run at once, one thread each; in this
+    thread when there is one piece. ``work`` must release the interpreter's lock for the
+    threads to run in parallel (compiled with ``nogil``, or LAPACK through it)."""
     if len(pieces) == 1:
         return [work(*pieces[0])]
     return list(_pool(len(pieces)).map(lambda piece: work(*piece), pieces))
+
+
+def split(work, n: int, threads: int | None = None) -> list:
+    """``[work(lo, hi) for each range]`` over :func:`ranges` of ``n`` into ``threads`` pieces
+    (default :func:`solver_threads`), run by :func:`over`."""
+    return over(work, ranges(n, solver_threads() if threads is None else threads))

@@ -16,6 +16,7 @@ import numpy as np
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.line_rays import (
+    EXACT_GAP,
     NEIGHBOUR_LP_MAX_ENTRIES,
     LineRounds,
     neighbour_lp,
@@ -53,16 +54,17 @@ def neighbour_pairs(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, gap: float, limits,
-                         path: list[str], repair=None, aim: float | None = None) -> ContextSolution:
+                         path: list[str], repair=None, tolerance: float | None = None) -> ContextSolution:
     """The exact design on sorted, distinct ``points`` (rows of ``cost`` in that order): the
-    turns end when the shared gap is within ``aim`` (default: half of ``gap``; the certificate
-    re-measures the value on the returned design, and the rays on their own price on to 1e-9,
-    which costs them little, but an interior point's steps from 1e-6 to 1e-9 took seconds on
-    1,000 points) and, when both decline, a gap within ``gap`` is accepted; at ``limits``'
-    expiry, the best design with the best bound.
+    turns end when the shared gap is within half of the smaller of ``gap`` and the problem's
+    ``tolerance`` (default ``gap``), never below EXACT_GAP (the certificate re-measures the
+    value on the returned design; the rays on their own price on to EXACT_GAP, which costs them
+    little, but an interior point's steps from 1e-6 to 1e-9 took seconds on 1,000 points) and,
+    when both decline, a gap within ``gap`` is accepted; at ``limits``' expiry, the best design
+    with the best bound.
     ``repair`` (K -> private K or None) is applied to the interior point's design; what happened
     is appended to ``path``."""
-    aim = gap / 2 if aim is None else aim
+    aim = max(min(gap, gap if tolerance is None else tolerance) / 2, EXACT_GAP)
     pairs = neighbour_pairs(points)
     turns = Turns({LineRounds.name: lambda: _DecliningRays(cost, points, epsilon, gap=gap),
                    MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, pairs, epsilon, tol=aim, repair=repair)},

@@ -394,8 +394,6 @@ def metric_line_by_rays(problem, limits=None):
     positions, position_of = np.unique(notion.domain.points[:, 0], return_inverse=True)
     tolerance = problem.gap_tolerance
     gap = 0.9 * tolerance if tolerance > 10 * ACCEPT_GAP else ACCEPT_GAP
-    # the turns stop within half the tolerance (never below the rays' own 1e-9)
-    aim = max(min(gap, tolerance) / 2, EXACT_GAP)
     path: list[str] = []
 
     from mechdesign.solvers.line_portfolio import solve_line_portfolio
@@ -410,7 +408,7 @@ def metric_line_by_rays(problem, limits=None):
     def solve_one(key, cost):
         merged = np.zeros((positions.size, cost.shape[1]))
         np.add.at(merged, position_of, cost)
-        found = solve_line_portfolio(merged, positions, notion.epsilon, gap, limits, path, repair, aim)
+        found = solve_line_portfolio(merged, positions, notion.epsilon, gap, limits, path, repair, tolerance)
         found.matrix = found.matrix[position_of]
         return found
 

@@ -63,7 +63,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mechdesign.core.blas_threads import one_blas_thread
-from mechdesign.core.threads import ranges, solver_threads, split
+from mechdesign.core.threads import over, ranges, solver_threads, split
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
@@ -495,28 +495,26 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     else:
         # every pair row limits the primal step, in the set or not; those a step of the reach
         # (it.reach times the step taken, at most a full step; the module docstring says why)
-        # would cross join the set after it (one pass each, G dK computed on the fly; the
-        # arrays are sized by the count at a full step, which bounds it)
-        # (both passes split the pairs into ranges, one per thread; the rows joining are listed
-        # range by range, in the order one pass would list them)
-        member, pairs, threads = it.rows.member, it.rows.member.shape[0], solver_threads()
+        # would cross join the set after it. Two passes, each over ranges of pairs on their own
+        # threads, G dK computed on the fly; each range's joining rows go to arrays sized by its
+        # count at a full step (which bounds it), listed in the order one pass would list them
+        member = it.rows.member
+        pieces = ranges(member.shape[0], solver_threads())
         inside = step.a_p
-        found = split(lambda lo, hi: outside_limit(it.slack, member, lp.a, lp.b, lp.coef, step.dK, inside, lo, hi),
-                      pairs, threads)
+        found = over(lambda lo, hi: outside_limit(it.slack, member, lp.a, lp.b, lp.coef, step.dK, inside, lo, hi),
+                     pieces)
         step.a_p = min(limit for limit, _ in found)
         if step.a_p < inside:  # a row outside the set cut the step short: reach further
             it.reach *= 2.0
         a_p, a_d = step_lengths(step, STEP_FRACTION)
-        lists = {lo: (np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64))
-                 for (lo, _), (_, count) in zip(ranges(pairs, threads), found)}
         reach = min(1.0, it.reach * a_p)
 
-        def move(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-            pair, out = lists[lo]
+        def move(lo: int, hi: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+            pair, out = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
             joined = move_slacks(it.slack, member, lp.a, lp.b, lp.coef, step.dK, a_p, reach, pair, out, lo, hi)
             return pair[:joined], out[:joined]
 
-        moved = split(move, pairs, threads)
+        moved = over(move, [(lo, hi, count) for (lo, hi), (_, count) in zip(pieces, found)])
         joining = (np.concatenate([pair for pair, _ in moved]), np.concatenate([out for _, out in moved]))
         it.S = it.rows.gather(it.slack)
     it.K += a_p * step.dK
