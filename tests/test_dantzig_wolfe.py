@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import MetricPrivacy
+from mechdesign.privacy import AUDIT_TOL, MetricPrivacy
 from mechdesign.solvers import cone_pricing, dantzig_wolfe, symmetry
 from mechdesign.solvers.line_rays import LinePricing
 from mechdesign.solvers.ray_master import capped_sum
@@ -118,7 +118,9 @@ def test_general_metric_solvers_equal_the_plain_lp_on_grids_and_scattered_points
     plain = problem.solve(solver="highs")
     assert ours.status == plain.status == "optimal"
     # optimal: within the gap tolerance (1e-6) of the bound, which lies below the LP's optimum
-    assert plain.objective * (1 - 1e-12) <= ours.objective <= plain.objective * (1 + 1e-6)
+    # two solvers' round-off: ours may sit below the LP's answer by what the audit tolerates
+    # (ratios within AUDIT_TOL), seen at 1.3e-12 relative with the outputs split over threads
+    assert plain.objective * (1 - AUDIT_TOL) <= ours.objective <= plain.objective * (1 + 1e-6)
     assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
     assert ours.certificate[0].holds
 

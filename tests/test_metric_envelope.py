@@ -19,7 +19,7 @@ from mechdesign import Domain, Metric, Problem
 from mechdesign.bench.peers import remapped_geometric_loss
 from mechdesign.core.limits import Limits
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.privacy import MetricPrivacy
+from mechdesign.privacy import AUDIT_TOL, MetricPrivacy
 from mechdesign.solvers import dantzig_wolfe, lazy_pairs, line_rays
 
 EPSILONS = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
@@ -252,7 +252,9 @@ def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, pr
     ours, plain = problem.solve(), problem.solve(solver="highs")
     assert ours.solver["name"] == line_rays.NAME and ours.status == plain.status == "optimal"
     # optimal: within the gap tolerance (1e-6) above the LP's optimum
-    assert plain.objective * (1 - 1e-12) <= ours.objective <= plain.objective * (1 + 1e-6)
+    # two solvers' round-off: ours may sit below the LP's answer by what the audit tolerates
+    # (ratios within AUDIT_TOL), seen at 1.3e-12 relative with the outputs split over threads
+    assert plain.objective * (1 - AUDIT_TOL) <= ours.objective <= plain.objective * (1 + 1e-6)
     assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
     summary = [step for step in ours.solver["path"] if "design from" in step]
     # both took turns, unless the rays' first master was already optimal
