@@ -264,6 +264,21 @@ def test_the_iterates_do_not_depend_on_the_threads(monkeypatch):
     assert runs[0].gaps[-1] == pytest.approx(runs[1].gaps[-1], rel=1e-6)
 
 
+@pytest.mark.parametrize("scale", [0.3, 7.0])
+def test_a_loss_and_its_multiple_follow_the_same_path(scale):
+    """The start scales with the cost, so every iterate of c·C is c times (duals) or equal to
+    (design) the one of C, and the relative gaps agree."""
+    cost, d, notion = _instance("points", 1.0, "zipf", "random", seed=2)
+    runs = [MetricInteriorPoint(c, (notion.i, notion.j, notion.d), 1.0, tol=1e-8) for c in (cost, scale * cost)]
+    for run in runs:
+        for _ in range(15):
+            run.advance()
+    assert np.allclose(runs[0].it.K, runs[1].it.K, rtol=1e-6, atol=1e-12)
+    assert np.allclose(scale * runs[0].it.u, runs[1].it.u, rtol=1e-6, atol=1e-12 * scale)
+    assert runs[1].gaps == pytest.approx(runs[0].gaps, rel=1e-5, abs=1e-8)  # 1e-8: round-off
+    assert runs[1].value == pytest.approx(scale * runs[0].value, rel=1e-9)
+
+
 def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
     from mechdesign.solvers.metric_chain import ChainNewton
     from mechdesign.solvers.metric_interior import _Newton

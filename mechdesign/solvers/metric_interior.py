@@ -106,6 +106,12 @@ FIRST_REACH = 2.0
 #: every Newton solve gets one step of iterative refinement (about a fifth more time per
 #: iteration): the line's gap then closes to 2.5e-7
 REFINE_SHARE = 0.1
+#: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
+#: with the cost, so a loss and its multiple follow the same path. The constant hardly
+#: matters: 0.5, 1, 2, 4 and 8 took 3,233, 3,215, 3,273, 3,253 and 3,302 steps in all to a gap
+#: of 5e-7 over 10 × 10 grids and 100 random points at ε = 0.25, 1 and 4, three priors and
+#: three losses (54 instances; no run failed)
+START_PRODUCT = 2.0
 #: the share of the memory available when the method starts that its arrays may take
 MEMORY_SHARE = 0.5
 #: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
@@ -220,7 +226,8 @@ class _Iterate:
     ``slack`` every pair row's slack G K (P, |Y|), which the primal step keeps positive (None
     once every row is in the set). It
     starts with K uniform over the outputs (rows sum to 1, every pair's slack (c − 1)/|Y| > 0),
-    every working row's complementarity product τ = (1 + max|C|)/|Y|, and u, μ >= τ|Y| chosen
+    every working row's complementarity product τ = START_PRODUCT·max|C|/|Y| (a loss and its
+    multiple start alike), and u, μ >= τ|Y| chosen
     so that the dual equation holds exactly."""
 
     def __init__(self, lp: _Reduced):
@@ -228,7 +235,8 @@ class _Iterate:
         self.reach = FIRST_REACH
         self.K = np.full((g, m), 1.0 / m)
         self.slack = lp.G @ self.K
-        tau = (1.0 + float(np.abs(lp.cost).max(initial=0.0))) / m
+        scale = float(np.abs(lp.cost).max(initial=0.0))
+        tau = START_PRODUCT * (scale if scale > 0 else 1.0) / m
         near = nearest_pairs(lp.a, lp.b, np.log(lp.coef), NEAR_PAIRS)
         self.rows = Rows(lp, np.repeat(near[:, None], m, axis=1))
         self.S = self.rows.gather(self.slack)
