@@ -1,5 +1,6 @@
 """The executor interface: in-process, local process pool and Dask give the same results."""
 
+import os
 import sys
 
 import pytest
@@ -43,6 +44,23 @@ def test_dask_local_cluster_of_two_workers_returns_the_local_pool_results(tmp_pa
     assert distributed["executor"]["kind"] == "dask" and local["executor"]["kind"] == "local"
     assert without_times(distributed["results"]) == without_times(local["results"])
     assert distributed["all_checks_hold"]
+
+
+@pytest.mark.slow
+def test_dask_worker_processes_get_their_share_of_the_cores_for_the_solvers_threads(monkeypatch):
+    pytest.importorskip("distributed")
+    from mechdesign.bench.executor import DaskExecutor
+    from mechdesign.core.threads import THREADS_VARIABLE, available_cores, solver_threads
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    with DaskExecutor(local=True, workers=2, processes=True) as dask:
+        seen = dask.map(lambda _: (os.getpid(), solver_threads()), range(4))
+    assert all(pid != os.getpid() for pid, _ in seen)
+    assert {threads for _, threads in seen} == {max(available_cores() // 2, 1)}
+    # threads of this process as workers leave this process's setting alone
+    with DaskExecutor(local=True, workers=2, processes=False) as dask:
+        dask.map(lambda _: solver_threads(), range(2))
+    assert THREADS_VARIABLE not in os.environ
 
 
 def test_make_executor_picks_serial_pool_or_dask():

@@ -23,9 +23,11 @@ the same output on any worker, so the executors are interchangeable
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing as mp
 import os
+import socket
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -150,6 +152,19 @@ class LocalExecutor(Executor):
             self._pool = None
 
 
+def _with_solver_threads(fn, on_host: dict[str, int], client: tuple[str, int], item):
+    """``fn(item)`` on a Dask worker, with the solvers' threads (``MECHDESIGN_THREADS``, unless
+    set) the worker's share of its host's cores: the cores divided by the threads of all the
+    workers on that host. Workers that are threads of the client's own process are left alone."""
+    if (socket.gethostname(), os.getpid()) != client:
+        from distributed import get_worker
+        from distributed.comm import get_address_host
+
+        threads = on_host.get(get_address_host(get_worker().address), 1)
+        os.environ.setdefault(THREADS_VARIABLE, str(max(available_cores() // max(threads, 1), 1)))
+    return fn(item)
+
+
 class DaskExecutor(Executor):
     """Dask distributed: connect to ``scheduler`` or start a LocalCluster (``local=True``).
 
@@ -205,11 +220,17 @@ class DaskExecutor(Executor):
 
     def map(self, fn, items, progress=None):
         from distributed import as_completed as dask_completed
+        from distributed.comm import get_address_host
 
         items = list(items)
         if not items:
             return []
-        futures = self.client.map(fn, items, pure=False)
+        on_host: dict[str, int] = {}  # the threads of all workers on each host
+        for address, worker in self.client.scheduler_info().get("workers", {}).items():
+            host = get_address_host(address)
+            on_host[host] = on_host.get(host, 0) + int(worker.get("nthreads", 1))
+        task = functools.partial(_with_solver_threads, fn, on_host, (socket.gethostname(), os.getpid()))
+        futures = self.client.map(task, items, pure=False)
         if progress is not None:
             for done, _ in enumerate(dask_completed(futures), start=1):
                 progress(done, len(items))
