@@ -23,9 +23,10 @@ def _cost(kind: str, n: int, k: int, seed: int) -> np.ndarray:
     return prior[:, None] * loss
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
 @pytest.mark.parametrize("kind,n,k", [("uniform-metric", 15, 15), ("dirichlet-random", 12, 12),
-                                       ("zipf-square", 14, 14), ("uniform-random", 10, 16)])
+                                       ("zipf-square", 14, 14), ("uniform-random", 10, 16),
+                                       ("zipf-random", 13, 13)])
 def test_agrees_with_column_generation_and_the_plain_lp(epsilon, kind, n, k):
     cost = _cost(kind, n, k, seed=int(10 * epsilon) + n)
     found = solve_by_interior_point(cost, epsilon)
@@ -38,6 +39,28 @@ def test_agrees_with_column_generation_and_the_plain_lp(epsilon, kind, n, k):
     assert np.allclose(K.sum(axis=1), 1.0, atol=1e-12) and (K >= 0).all()
     ratio = K.max(axis=0) / K.min(axis=0)  # every column carries mass at every input
     assert (ratio <= math.exp(epsilon) * (1 + 1e-9)).all()
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 8.0])
+@pytest.mark.parametrize("kind", ["uniform-metric", "zipf-random"])
+def test_the_start_is_interior_primal_and_dual_feasible(epsilon, kind):
+    from mechdesign.solvers.ldp_interior import _Iterate
+
+    cost = _cost(kind, 9, 11, seed=5)
+    cost[2] = 0.3  # a row of equal costs: its start dual still lies below them
+    top = math.exp(epsilon)
+    it = _Iterate(cost, top)
+    s1, s2 = it.K - it.m, top * it.m - it.K
+    assert (s1 > 0).all() and (s2 > 0).all() and (it.lam > 0).all() and (it.nu > 0).all()
+    assert np.allclose(it.K.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    scale = np.abs(cost).max()
+    assert np.allclose(cost - it.u[:, None] - it.lam + it.nu, 0.0, rtol=0, atol=1e-12 * scale / (top - 1))
+    floors = it.lam.sum(axis=0) - top * it.nu.sum(axis=0)
+    assert np.allclose(floors, 0.0, rtol=0, atol=1e-12 * it.lam.sum(axis=0).max())
+    # along each row the products s·λ = s·ν lie within a factor of two of each other
+    products = s1 * it.lam
+    assert np.allclose(products, s2 * it.nu, rtol=1e-9)
+    assert (products.max(axis=1) <= 2 * products.min(axis=1) * (1 + 1e-12)).all()
 
 
 def test_declines_epsilon_outside_its_range():
