@@ -41,28 +41,6 @@ def test_agrees_with_column_generation_and_the_plain_lp(epsilon, kind, n, k):
     assert (ratio <= math.exp(epsilon) * (1 + 1e-9)).all()
 
 
-@pytest.mark.parametrize("epsilon", [0.01, 1.0, 8.0])
-@pytest.mark.parametrize("kind", ["uniform-metric", "zipf-random"])
-def test_the_start_is_interior_primal_and_dual_feasible(epsilon, kind):
-    from mechdesign.solvers.ldp_interior import _Iterate
-
-    cost = _cost(kind, 9, 11, seed=5)
-    cost[2] = 0.3  # a row of equal costs: its start dual still lies below them
-    top = math.exp(epsilon)
-    it = _Iterate(cost, top)
-    s1, s2 = it.K - it.m, top * it.m - it.K
-    assert (s1 > 0).all() and (s2 > 0).all() and (it.lam > 0).all() and (it.nu > 0).all()
-    assert np.allclose(it.K.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-    scale = np.abs(cost).max()
-    assert np.allclose(cost - it.u[:, None] - it.lam + it.nu, 0.0, rtol=0, atol=1e-12 * scale / (top - 1))
-    floors = it.lam.sum(axis=0) - top * it.nu.sum(axis=0)
-    assert np.allclose(floors, 0.0, rtol=0, atol=1e-12 * it.lam.sum(axis=0).max())
-    # along each row the products s·λ = s·ν lie within a factor of two of each other
-    products = s1 * it.lam
-    assert np.allclose(products, s2 * it.nu, rtol=1e-9)
-    assert (products.max(axis=1) <= 2 * products.min(axis=1) * (1 + 1e-12)).all()
-
-
 def test_declines_epsilon_outside_its_range():
     with pytest.raises(SolverDeclined):
         solve_by_interior_point(np.ones((3, 3)), 25.0)
