@@ -421,8 +421,9 @@ def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form(threads
         assert rows == list(zip(*np.nonzero(reached)))  # in the order of (pair, output)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 64])  # 64: more threads than bands of columns
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])
-def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling):
+def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads):
     # nearly singular blocks (products that barely decay down a column), moderate, and weakly
     # coupled ones (products that vanish), with scales spanning orders of magnitude: the sum
     # is the sum of the inverses of the factorised blocks L Lᵀ (what the solves use)
@@ -435,7 +436,7 @@ def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling):
     diag, low = np.empty((m, g)), np.empty((m, g - 1))
     assert chain_cholesky(off, diag, low)
     total = np.full((g, g), 7.0)  # added to; the upper triangle left as it was
-    chain_inverse_sum(diag, low, scale, total)
+    chain_inverse_sum(diag, low, scale, total, threads)
     expected = np.zeros((g, g))
     for y in range(m):
         factor = np.diag(diag[y]) + np.diag(low[y], -1)

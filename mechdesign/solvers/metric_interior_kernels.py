@@ -201,8 +201,8 @@ def chain_solves(diag: np.ndarray, low: np.ndarray, v: np.ndarray) -> None:
             v[i, y] = (v[i, y] - low[i, y] * v[i + 1, y]) / diag[i, y]
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, total: np.ndarray) -> None:
+def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, total: np.ndarray,
+                      threads: int | None = None) -> None:
     """total <- total + Σ_y D_y (L_y L_yᵀ)⁻¹ D_y in its lower triangle (the upper one is left as
     it was), from the bidiagonal factors of :func:`chain_cholesky` (diag (m, g), low (m, g − 1))
     and D_y = diag(scale[y]): the exact inverse of the factorised blocks, so that the coupling
@@ -216,11 +216,29 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
     sums of positive terms only (no cancellation). Each column of the sum then runs down the
     rows as m running products, one multiply-add per output and entry, contiguous over the
     outputs, and sixteen columns share each pass over a row's ratios: O(g² m) arithmetic in
-    O(g m) memory besides the sum."""
+    O(g m) memory besides the sum. The bands of sixteen columns are independent: ``threads``
+    threads (default :func:`~mechdesign.core.threads.solver_threads`) take every
+    ``threads``-th band, so that each gets long and short columns alike."""
+    from mechdesign.core.threads import over, solver_threads
+
+    start, rows, ratio = _chain_factors(diag, low, scale)
+    bands = -(-diag.shape[1] // CHAIN_BAND)
+    count = max(1, min(solver_threads() if threads is None else threads, bands))
+    over(lambda first: _chain_bands(start, rows, ratio, total, first, count), [(t,) for t in range(count)])
+
+
+#: the columns of the chain's inverse sum that share one pass over a row's ratios
+CHAIN_BAND = 16
+
+
+@njit(cache=True)
+def _chain_factors(diag: np.ndarray, low: np.ndarray, scale: np.ndarray):
+    """(s_j/d_j, s_i σ_i/d_i, ρ_i) as (g, m) arrays, outputs innermost (ρ is 0 on the last
+    row): a column's product at its diagonal, a row's factor and its ratio."""
     m, g = diag.shape
-    start = np.empty((g, m))  # s_j / d_j: a column's product at its diagonal
-    rows = np.empty((g, m))  # s_i σ_i / d_i: the factor of row i
-    ratio = np.zeros((g, m))  # ρ_i (0 on the last row)
+    start = np.empty((g, m))
+    rows = np.empty((g, m))
+    ratio = np.zeros((g, m))
     sigma = np.empty(g)
     for y in range(m):
         d, lo, s = diag[y], low[y], scale[y]
@@ -232,9 +250,18 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
         for i in range(g):
             start[i, y] = s[i] / d[i]
             rows[i, y] = s[i] * sigma[i] / d[i]
-    width = 16
+    return start, rows, ratio
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _chain_bands(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, total: np.ndarray, first: int,
+                 stride: int) -> None:
+    """The columns of bands first, first + stride, … of the chain's inverse sum (see
+    :func:`chain_inverse_sum`), added into ``total``'s lower triangle."""
+    g, m = start.shape
+    width = CHAIN_BAND
     running = np.empty((width, m))
-    for j0 in range(0, g, width):
+    for j0 in range(first * width, g, stride * width):
         jb = min(width, g - j0)
         for b in range(jb):
             running[b, :] = start[j0 + b, :]
