@@ -198,18 +198,29 @@ def test_an_asymmetric_prior_leaves_only_the_identity():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("design_from", ["whichever finishes", "interior point"])
 @pytest.mark.parametrize("rows,eps", [(6, 0.8), (7, 1.3)])
-def test_symmetric_rays_equal_the_plain_lp(rows, eps, monkeypatch):
+def test_symmetric_rays_equal_the_plain_lp(rows, eps, design_from, monkeypatch):
     """Prior symmetric about the centre (not uniform): the master keeps one row per orbit and
-    prices one output per orbit, and must still reach the plain LP's optimum."""
+    prices one output per orbit, and must still reach the plain LP's optimum. The design is
+    symmetric whichever method gave it (the interior point's iterates only nearly are: its
+    working set of pair rows is chosen in index order)."""
+    if design_from == "interior point":
+        def decline(self, limits=None):
+            raise dantzig_wolfe.SolverDeclined("declined (test)")
+
+        monkeypatch.setattr(dantzig_wolfe.RayRounds, "advance", decline)
     pts = Domain.from_grid(rows, rows).points
     weight = np.exp(-np.linalg.norm(pts - pts.mean(axis=0), axis=1))
     problem = grid_instance(rows, rows, weight / weight.sum(), eps)
     assert found_symmetry(problem).order == 8
     ours = problem.solve()
     assert ours.solver["name"] == "HiGHS Dantzig-Wolfe (cone rays)" and ours.status == "optimal"
+    if design_from == "interior point":  # (the rays declined at once)
+        assert "design from interior point" in " | ".join(ours.solver["path"])
     plain = problem.solve(solver="highs")
-    assert ours.objective == pytest.approx(plain.objective, rel=1e-7)
+    # optimal: within the gap tolerance (1e-6) of the bound, which lies below the LP's optimum
+    assert plain.objective * (1 - AUDIT_TOL) <= ours.objective <= plain.objective * (1 + 1e-6)
     assert ours.solver["bound"] <= plain.objective * (1 + 1e-9)
     K = ours.mechanism.matrix  # the returned design is itself symmetric
     for p in found_symmetry(problem).perms:

@@ -16,7 +16,7 @@ The rays' pricing tails off at small ε, so :func:`solve_portfolio` runs them on
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from mechdesign.solvers.ray_master import (
     radius,
 )
 from mechdesign.solvers.registry import SpecialSolver
-from mechdesign.solvers.symmetry import Symmetry, find, trivial
+from mechdesign.solvers.symmetry import Symmetry, averaged, find, trivial
 from mechdesign.transport.point_orders import hilbert_order, kd_order
 
 INITIAL_RADIUS = 3.0
@@ -386,8 +386,17 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
     of at most LAZY_MAX_ENTRIES entries, or else their best design with its proven bound. Each
     step is noted in ``path``."""
     symmetry = find(points, distances, cost)
-    if symmetry.order > 1:
-        path.append(f"cone rays: a symmetry group of order {symmetry.order}")
+    if symmetry.order == 1:
+        return _solve_general_in(cost, distances, notion, symmetry, gap, enough, limits, path, order)
+    path.append(f"cone rays: a symmetry group of order {symmetry.order}")
+    found = _solve_general_in(cost, distances, notion, symmetry, gap, enough, limits, path, order)
+    matrix = averaged(found.matrix, symmetry)  # the interior point's design is symmetric only nearly
+    return replace(found, matrix=matrix, objective=float((cost * matrix).sum()))
+
+
+def _solve_general_in(cost, distances, notion, symmetry: Symmetry, gap: float, enough: float, limits,
+                      path: list[str], order: np.ndarray | None) -> ContextSolution:
+    """:func:`_solve_general` under a found ``symmetry``."""
     try:
         found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order, enough)
     except RaysStalled as stalled:

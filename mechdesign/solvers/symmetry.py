@@ -100,3 +100,15 @@ def find(points: np.ndarray | None, distances: np.ndarray, cost: np.ndarray) -> 
                     and np.abs(cost[np.ix_(perm, perm)] - cost).max() <= c_tol):
                 found.append(perm)
     return Symmetry(np.array(found))
+
+
+def averaged(matrix: np.ndarray, symmetry: Symmetry) -> np.ndarray:
+    """The mean over the group of the design's images K[h(x), h(y)]: invariant under the group
+    (up to round-off), private when K is and the privacy notion is invariant (a convex
+    combination of private designs), and of the same expected loss when the cost is invariant.
+    A method that does not use the group (the interior point) returns a design that is
+    symmetric only up to its tolerance; this makes it symmetric."""
+    out = np.zeros_like(matrix)
+    for h in symmetry.perms:
+        out += matrix[np.ix_(h, h)]
+    return out / symmetry.order
