@@ -33,3 +33,11 @@ def test_over_runs_each_piece_with_its_own_arguments_and_keeps_their_order():
     pieces = [(0, 3, "a"), (3, 5, "b"), (5, 9, "c")]
     assert over(lambda lo, hi, tag: tag * (hi - lo), pieces) == ["aaa", "bb", "cccc"]
     assert over(lambda lo, hi: hi - lo, [(2, 7)]) == [5]
+
+
+@pytest.mark.parametrize("cores,sharers,share", [(8, 2, 4), (8, 3, 2), (2, 4, 1), (6, 1, 6), (4, 0, 4)])
+def test_the_share_of_the_cores_divides_them_among_the_workers_and_is_never_zero(cores, sharers, share, monkeypatch):
+    from mechdesign.core import threads
+
+    monkeypatch.setattr(threads, "available_cores", lambda: cores)
+    assert threads.share_of_cores(sharers) == share

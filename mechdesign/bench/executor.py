@@ -33,7 +33,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from mechdesign.core.errors import ProblemError
-from mechdesign.core.threads import THREADS_VARIABLE, available_cores
+from mechdesign.core.threads import THREADS_VARIABLE, share_of_cores
 
 #: ``progress(done, total)`` after each finished task
 Progress = Callable[[int, int], None]
@@ -121,7 +121,7 @@ class LocalExecutor(Executor):
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            share = max(available_cores() // self.workers, 1)
+            share = share_of_cores(self.workers)
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
                                              initializer=_limit_threads, initargs=(share,))
         return self._pool
@@ -160,8 +160,8 @@ def _with_solver_threads(fn, on_host: dict[str, int], client: tuple[str, int], i
         from distributed import get_worker
         from distributed.comm import get_address_host
 
-        threads = on_host.get(get_address_host(get_worker().address), 1)
-        os.environ.setdefault(THREADS_VARIABLE, str(max(available_cores() // max(threads, 1), 1)))
+        sharers = on_host.get(get_address_host(get_worker().address), 1)
+        os.environ.setdefault(THREADS_VARIABLE, str(share_of_cores(sharers)))
     return fn(item)
 
 

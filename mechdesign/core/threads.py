@@ -48,6 +48,12 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mechdesign")
 
 
+def share_of_cores(sharers: int) -> int:
+    """The threads each of ``sharers`` workers on this machine may use: the available cores
+    divided among them, at least one."""
+    return max(available_cores() // max(sharers, 1), 1)
+
+
 def ranges(n: int, threads: int) -> list[tuple[int, int]]:
     """[lo, hi) ranges splitting range(n) into at most ``threads`` contiguous pieces of sizes
     that differ by at most one (no empty piece)."""

@@ -40,7 +40,7 @@ from mechdesign.solvers.ray_master import (
     radius,
 )
 from mechdesign.solvers.registry import SpecialSolver
-from mechdesign.solvers.symmetry import Symmetry, averaged, find, trivial
+from mechdesign.solvers.symmetry import Symmetry, find, trivial
 from mechdesign.transport.point_orders import hilbert_order, kd_order
 
 INITIAL_RADIUS = 3.0
@@ -386,11 +386,12 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
     of at most LAZY_MAX_ENTRIES entries, or else their best design with its proven bound. Each
     step is noted in ``path``."""
     symmetry = find(points, distances, cost)
-    if symmetry.order == 1:
-        return _solve_general_in(cost, distances, notion, symmetry, gap, enough, limits, path, order)
-    path.append(f"cone rays: a symmetry group of order {symmetry.order}")
+    if symmetry.order > 1:
+        path.append(f"cone rays: a symmetry group of order {symmetry.order}")
     found = _solve_general_in(cost, distances, notion, symmetry, gap, enough, limits, path, order)
-    matrix = averaged(found.matrix, symmetry)  # the interior point's design is symmetric only nearly
+    if symmetry.order == 1:
+        return found
+    matrix = symmetry.average(found.matrix)  # the interior point's design is symmetric only nearly
     return replace(found, matrix=matrix, objective=float((cost * matrix).sum()))
 
 

@@ -201,6 +201,10 @@ def chain_solves(diag: np.ndarray, low: np.ndarray, v: np.ndarray) -> None:
             v[i, y] = (v[i, y] - low[i, y] * v[i + 1, y]) / diag[i, y]
 
 
+#: the columns of the chain's inverse sum that share one pass over a row's ratios
+CHAIN_BAND = 16
+
+
 def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, total: np.ndarray,
                       threads: int | None = None) -> None:
     """total <- total + Σ_y D_y (L_y L_yᵀ)⁻¹ D_y in its lower triangle (the upper one is left as
@@ -223,12 +227,8 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
 
     start, rows, ratio = _chain_factors(diag, low, scale)
     bands = -(-diag.shape[1] // CHAIN_BAND)
-    count = max(1, min(solver_threads() if threads is None else threads, bands))
+    count = min(solver_threads() if threads is None else threads, bands)
     over(lambda first: _chain_bands(start, rows, ratio, total, first, count), [(t,) for t in range(count)])
-
-
-#: the columns of the chain's inverse sum that share one pass over a row's ratios
-CHAIN_BAND = 16
 
 
 @njit(cache=True)

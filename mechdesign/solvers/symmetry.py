@@ -66,6 +66,19 @@ class Symmetry:
             k[h, h[y]] += weight * v
 
 
+    def average(self, matrix: np.ndarray) -> np.ndarray:
+        """The mean over the group of the design's images K[h(x), h(y)]: invariant under the
+        group (up to round-off), private when K is and the privacy notion is invariant (a
+        convex combination of private designs), and of the same expected loss when the cost is
+        invariant. A method that does not use the group (the interior point) returns a design
+        that is symmetric only up to its tolerance; this makes it symmetric."""
+        if self.order == 1:
+            return matrix
+        out = np.zeros_like(matrix)
+        for h in self.perms:
+            out += matrix[np.ix_(h, h)]
+        return out / self.order
+
 def trivial(n: int) -> Symmetry:
     return Symmetry(np.arange(n)[None, :])
 
@@ -100,15 +113,3 @@ def find(points: np.ndarray | None, distances: np.ndarray, cost: np.ndarray) -> 
                     and np.abs(cost[np.ix_(perm, perm)] - cost).max() <= c_tol):
                 found.append(perm)
     return Symmetry(np.array(found))
-
-
-def averaged(matrix: np.ndarray, symmetry: Symmetry) -> np.ndarray:
-    """The mean over the group of the design's images K[h(x), h(y)]: invariant under the group
-    (up to round-off), private when K is and the privacy notion is invariant (a convex
-    combination of private designs), and of the same expected loss when the cost is invariant.
-    A method that does not use the group (the interior point) returns a design that is
-    symmetric only up to its tolerance; this makes it symmetric."""
-    out = np.zeros_like(matrix)
-    for h in symmetry.perms:
-        out += matrix[np.ix_(h, h)]
-    return out / symmetry.order
