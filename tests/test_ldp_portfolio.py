@@ -1,4 +1,4 @@
-"""ε-LDP by column generation and the interior point in turns: the plain LP's optimum across ε,
+"""ε-LDP by column generation and the interior point, in turns or at once: the plain LP's optimum across ε,
 priors and losses; the shared design and bound; either method finishing when the other
 declines; the path in the solver record; and a time-limited solve's certified design and bound."""
 
@@ -13,7 +13,7 @@ from mechdesign import Domain, Problem
 from mechdesign.core.limits import Limits
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP
-from mechdesign.solvers import ldp_portfolio, portfolio
+from mechdesign.solvers import ldp_portfolio, portfolio, race
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_portfolio import solve_interleaved
 from tests.reference_lp import ldp_lp
@@ -38,12 +38,15 @@ def _private_and_stochastic(K: np.ndarray, epsilon: float) -> None:
 CASES = [(prior, loss) for prior in ("uniform", "dirichlet", "zipf") for loss in ("metric", "squared", "random")]
 
 
+@pytest.mark.parametrize("at_once", [False, True])
 @pytest.mark.parametrize("epsilon", [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
 @pytest.mark.parametrize("prior,loss", CASES)
-def test_agrees_with_theldp_lp(epsilon, prior, loss, monkeypatch):
+def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, monkeypatch):
     # turns of no length: one step of each method in turn, so that both run and either may
-    # supply the design or the bound
+    # supply the design or the bound; or both at once from the start, one thread each
     monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)
+    monkeypatch.setattr(race, "SLICE", 0.0)
+    monkeypatch.setattr(race, "can_race", lambda methods: at_once)
     n, k = 7, 9
     p, L = _prior_and_loss(prior, loss, n, k, seed=int(100 * epsilon) + len(prior) + len(loss))
     cost = p[:, None] * L
@@ -90,16 +93,21 @@ def test_the_interior_point_finishes_when_column_generation_declines(monkeypatch
     _private_and_stochastic(found.matrix, epsilon)
 
 
-def test_column_generation_finishes_beyond_the_interior_points_range(monkeypatch):
+@pytest.mark.parametrize("at_once", [False, True])
+def test_column_generation_finishes_beyond_the_interior_points_range(monkeypatch, at_once):
     from mechdesign.solvers.ldp_interior import MAX_EPSILON
 
     monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)  # the interior point's turn comes
+    monkeypatch.setattr(race, "SLICE", 0.0)  # (or its start, when the two run at once)
+    monkeypatch.setattr(race, "can_race", lambda methods: at_once)
     p, L = _prior_and_loss("uniform", "random", 6, 6, seed=5)
     cost = p[:, None] * L
     path: list[str] = []
     epsilon = MAX_EPSILON + 5.0  # every entry of the optimum at its row's minimum loss but e^{-ε}
     found = solve_interleaved(cost, epsilon, path=path)
-    assert path[0].startswith("interior point declined after 0 rounds: ε = 25 is outside")
+    declined = [entry for entry in path if entry.startswith("interior point declined after 0 rounds: ε = 25 is outside")]
+    # in turns it declines in its first; at once, column generation may finish before it starts
+    assert declined or (at_once and "interior point:" not in path[-1])
     assert "design from column generation" in path[-1]
     # at ε = 25 the optimum is within e^{-25}·Σ max L of the loss without privacy
     floor = float(cost.min(axis=1).sum())

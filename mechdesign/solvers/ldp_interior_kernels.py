@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prepare(K, m, lam, nu, u, C, top, inv1, inv2, d1, d2, invP, B, rK):
     """Fill the per-iteration arrays (1/s1, 1/s2, D1, D2, 1/P, B and the stationarity residual
     r_K = C − u − λ + ν) and return (T, W, f, r_m, μ): T_y = (e^ε − 1)² Σ_x D1 D2/P,
@@ -51,7 +51,7 @@ def prepare(K, m, lam, nu, u, C, top, inv1, inv2, d1, d2, invP, B, rK):
     return T, W, f, r_m, products / (2.0 * n * k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def right_hand_side(c1, c2, inv1, inv2, invP, B, rK, r_m, f, top, a, b, gP):
     """For complementarity targets (c1, c2): a = c1/s1, b = c2/s2, g = a − b − r_K, and the
     reduced system's right-hand sides h2 = h + Σ_x B g (with h = −r_m − Σ_x a + e^ε Σ_x b) and
@@ -73,7 +73,7 @@ def right_hand_side(c1, c2, inv1, inv2, invP, B, rK, r_m, f, top, a, b, gP):
     return h2, f2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def recover(gP, B, invP, dm, du, a, b, d1, d2, top, inv1, inv2, lam, nu, dK, ds1, ds2, dlam, dnu):
     """The full direction from the floors' and row duals' steps (dm, du): dK = g/P + B dm +
     du/P, ds1 = dK − dm, ds2 = e^ε dm − dK, dλ = a − D1 ds1, dν = b − D2 ds2 (filled in place);
@@ -99,7 +99,7 @@ def recover(gP, B, invP, dm, du, a, b, d1, d2, top, inv1, inv2, lam, nu, dK, ds1
     return (1.0 if low_p >= -1.0 else -1.0 / low_p), (1.0 if low_d >= -1.0 else -1.0 / low_d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def affine_products(K, m, lam, nu, top, ds1, ds2, dlam, dnu, a_p, a_d):
     """The mean complementarity product after steps (a_p, a_d) along a direction."""
     n, k = K.shape
@@ -113,7 +113,7 @@ def affine_products(K, m, lam, nu, top, ds1, ds2, dlam, dnu, a_p, a_d):
     return total / (2.0 * n * k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def affine_targets(K, m, lam, nu, top, c1, c2):
     """The predictor's complementarity targets c = −s·λ (filled in place)."""
     n, k = K.shape
@@ -123,7 +123,7 @@ def affine_targets(K, m, lam, nu, top, c1, c2):
             c2[x, y] = -(top * m[y] - K[x, y]) * nu[x, y]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mehrotra_targets(K, m, lam, nu, top, sigma_mu, ds1, ds2, dlam, dnu, c1, c2):
     """The corrector's complementarity targets c = σμ − s·λ − ds·dλ (filled in place)."""
     n, k = K.shape
@@ -135,7 +135,7 @@ def mehrotra_targets(K, m, lam, nu, top, sigma_mu, ds1, ds2, dlam, dnu, c1, c2):
             c2[x, y] = sigma_mu - s2 * nu[x, y] - ds2[x, y] * dnu[x, y]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def centred_targets(K, m, lam, nu, top, target, goal_p, goal_d, ds1, ds2, dlam, dnu, c1, c2, out1, out2):
     """Gondzio's corrected targets: c + t, where t moves the trial point's complementarity
     products v = (s + goal_p ds)(λ + goal_d dλ) that fall outside [0.1, 10]·target back to its

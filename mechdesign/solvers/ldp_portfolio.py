@@ -26,8 +26,9 @@ from mechdesign.privacy.ldp import LDP
 from mechdesign.solvers.column_generation import ColumnRounds, LDPCone
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.ldp_interior import InteriorPoint
-from mechdesign.solvers.portfolio import Turns, interleave
+from mechdesign.solvers.portfolio import Turns
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
+from mechdesign.solvers.race import compete
 from mechdesign.solvers.registry import SpecialSolver
 
 NAME = "HiGHS column generation + interior point"
@@ -49,7 +50,7 @@ def solve_interleaved(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, in
     turns = Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=tol, initial=initial),
                    InteriorPoint.name: lambda: InteriorPoint(cost, epsilon, tol=tol)}, NAME)
     try:
-        return interleave(turns, tol, limits, path)
+        return compete(turns, tol, limits, path)
     finally:
         columns = turns.started.get(ColumnRounds.name)
         if used is not None and columns is not None:

@@ -86,6 +86,7 @@ class Turns:
         self.rate: dict = {}
         self.declined: list[str] = []  # why each method that declined did
         self.retired: set = set()  # the names of those methods: they get no more turns
+        self.raced = False  # whether the methods ran at once (:mod:`mechdesign.solvers.race`)
 
     @staticmethod
     def _gap(method) -> float:
@@ -127,28 +128,37 @@ class Turns:
                 lengths[trailing] = min(seconds, max(seconds * max(share, TRAILING_FLOOR), self.longest[leader]))
         return lengths
 
-    def waiting(self, name: str, limits: Limits | None) -> bool:
-        """Whether method ``name`` sits out this turn: it has not started, its one step is
-        estimated (once) to take longer than the time the other running methods have used so
-        far, and another method is still running. It is retired instead (like a decline, with
-        the reason) when the estimate declines or when one step would outlast the ``limits``."""
+    def admit(self, name: str, limits: Limits | None) -> bool:
+        """Whether method ``name`` may start as far as its one-step estimate goes (made once,
+        when it has one): False, and the method retired with the reason (like a decline), when
+        the estimate declines or one step would outlast the ``limits``."""
         if name in self.started or name not in self.latency:
-            return False
+            return True
         if name not in self.step:
             try:
                 self.step[name] = self.latency[name]()
             except SolverDeclined as reason:
                 self.declined.append(f"{name} declined at the start: {reason.reason}")
                 self.retired.add(name)
-                return True
-        step = self.step[name]
-        if limits is not None and step > limits.remaining():
-            self.declined.append(f"{name} not started: one step would take about {step:.3g} s, "
+                return False
+        if limits is not None and self.step[name] > limits.remaining():
+            self.declined.append(f"{name} not started: one step would take about {self.step[name]:.3g} s, "
                                  f"more than the {limits.remaining():.3g} s left")
             self.retired.add(name)
+            return False
+        return True
+
+    def waiting(self, name: str, limits: Limits | None) -> bool:
+        """Whether method ``name`` sits out this turn: it has not started, its one step is
+        estimated (once) to take longer than the time the other running methods have used so
+        far, and another method is still running. It is retired instead (like a decline, with
+        the reason) when it is not admitted (:meth:`admit`)."""
+        if name in self.started or name not in self.latency:
+            return False
+        if not self.admit(name, limits):
             return True
         others = [other for other in self.starters if other != name and other not in self.retired]
-        if others and sum(self.seconds[other] for other in self.starters if other != name) < step:
+        if others and sum(self.seconds[other] for other in self.starters if other != name) < self.step[name]:
             self.waited.add(name)
             return True
         return False
@@ -220,6 +230,7 @@ class Turns:
                     for name in self.started if name in self.waited)
         path.append(", ".join(f"{name}: {method.rounds} rounds in {self.seconds[name]:.3g} s"
                               for name, method in self.started.items())
+                    + (" (at once, one thread each)" if self.raced else "")
                     + f"; design from {design_from.name}, bound from {bound_from.name}"
                     + (" (stopped at the time limit)" if stopped else ""))
         return ContextSolution(design, value, min(bound_from.bound, value),

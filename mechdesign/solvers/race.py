@@ -1,0 +1,140 @@
+"""Two exact methods at once, one thread each, sharing what they prove.
+
+The turns of :mod:`mechdesign.solvers.portfolio` run one method at a time. When both methods are
+serial (a HiGHS simplex and an interior point whose factorisation runs on one BLAS thread: the
+ε-LDP pair), the turns leave every other core idle, and the solve takes the time of the faster
+method plus the share the turns gave the slower one. With a core for each, they can run at
+once: each in its own thread, the solve ends when the best design either found is within the
+tolerance of the best bound either proved, and it takes about the time of the faster one alone.
+(Both release the interpreter's lock while they work: HiGHS in its run, the interior point in
+BLAS, LAPACK and its compiled kernels.)
+
+Each method looks whether the race is over between its steps, and its steps are short: a
+HiGHS run is given a slice of :data:`SLICE` seconds and resumes from its basis in the next one,
+and an interior point's step takes a fraction of a second at the sizes these methods serve.
+The second method starts one slice after the first, so a problem the first closes at once never
+allocates the second's arrays; a method whose one step is estimated to outlast the time limit,
+or whose estimate declines (its arrays would not fit in memory), is not started, as in the
+turns. A method that declines leaves the other running and keeps its design and bound in the
+shared best; a failure of any other kind stops the race and is raised.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+from mechdesign.core.blas_threads import one_blas_thread
+from mechdesign.core.limits import Limits
+from mechdesign.core.threads import solver_threads
+from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.portfolio import FIRST_TURN, Turns, interleave
+
+#: seconds a racing method works before it looks again whether the race is over (a HiGHS run
+#: stops at the end of its slice and resumes in the next); also the delay of the second start
+SLICE = FIRST_TURN
+
+
+class Slice:
+    """The time a racing method may use before it looks whether the race is over: :data:`SLICE`
+    seconds, the solve's deadline, or the race's end, whichever comes first. Looks like a
+    :class:`~mechdesign.core.limits.Limits` to the methods (HiGHS is given :meth:`remaining`)."""
+
+    time_limit = SLICE
+
+    def __init__(self, limits: Limits | None, over: threading.Event):
+        self.outer, self.over, self.end = limits, over, time.perf_counter() + SLICE
+
+    def remaining(self) -> float:
+        outer = math.inf if self.outer is None else self.outer.remaining()
+        return max(min(self.end - time.perf_counter(), outer), 0.0)
+
+    def expired(self) -> bool:
+        return self.over.is_set() or self.remaining() <= 0.0
+
+
+class _Reporting:
+    """The solve's limits with their progress reports taken one at a time (both methods report,
+    and the progress display is not made for two threads)."""
+
+    def __init__(self, limits: Limits, lock: threading.Lock):
+        self._limits, self._lock = limits, lock
+
+    def report(self, *args) -> None:
+        with self._lock:
+            self._limits.report(*args)
+
+    def __getattr__(self, name):
+        return getattr(self._limits, name)
+
+
+def can_race(methods: int) -> bool:
+    """Whether ``methods`` serial methods can each have a thread of their own."""
+    return solver_threads() >= methods
+
+
+def compete(turns: Turns, tol: float, limits: Limits | None, path: list[str],
+            accept: float | None = None) -> ContextSolution:
+    """:func:`race` when every method may have a thread of its own (:func:`can_race`), else
+    :func:`~mechdesign.solvers.portfolio.interleave`. For serial methods only: a method that
+    splits its work over threads would then share its cores with the other."""
+    run = race if can_race(len(turns.starters)) else interleave
+    return run(turns, tol, limits, path, accept)
+
+
+def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
+         accept: float | None = None) -> ContextSolution:
+    """Run ``turns``' methods at once, one thread each, until the shared gap closes to ``tol``
+    (relative to max(floor, |value|)) or ``limits`` expire (``stopped=True``: the best design
+    so far with the best bound), or, with ``accept``, until a method declines while the shared
+    gap is within ``accept``; what happened is appended to ``path``. Raises
+    :class:`SolverDeclined` when every method declined (see the module docstring)."""
+    over, lock = threading.Event(), threading.Lock()
+    reporting = None if limits is None else _Reporting(limits, lock)
+    ends: dict[str, str] = {}
+    failures: list[BaseException] = []
+
+    def lane(name: str, delay: float) -> None:
+        try:
+            if over.wait(delay) or not turns.admit(name, limits):
+                return
+            while not over.is_set():
+                outcome = turns.play(name, Slice(limits, over), reporting, tol)
+                if outcome == "turn over":
+                    continue
+                ends[name] = outcome
+                if outcome in ("closed", "expired") or (outcome == "declined" and accept is not None
+                                                        and turns.closed(accept)):
+                    over.set()
+                return
+        except BaseException as failure:  # raised in the caller's thread once the race is over
+            failures.append(failure)
+            over.set()
+        finally:
+            with lock:
+                if len(turns.retired) == len(turns.starters):
+                    over.set()
+
+    turns.raced = True
+    names = list(turns.starters)
+    lanes = [threading.Thread(target=lane, args=(name, SLICE if k else 0.0), name=f"mechdesign {name}", daemon=True)
+             for k, name in enumerate(names)]
+    with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
+        for thread in lanes:
+            thread.start()
+        for thread in lanes:
+            thread.join()
+    if failures:
+        raise failures[0]
+    outcomes = set(ends.values())
+    if "closed" in outcomes or "expired" in outcomes:
+        if turns.best()[0].design() is None:
+            raise SolverDeclined("the time limit came before either method had a design")
+        return turns.solution("closed" not in outcomes, path)
+    if accept is not None and turns.started and turns.closed(accept):
+        path.append("a method declined with the shared gap within the tolerance")
+        return turns.solution(False, path)
+    raise SolverDeclined("; ".join(turns.declined))
+

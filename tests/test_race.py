@@ -1,0 +1,148 @@
+"""Two methods at once, one thread each: they overlap in time, the race ends when the shared
+gap closes (the other method stops at its next look), the second never starts when the first
+closes within its delay, a decline leaves the other running, a failure stops the race and is
+raised, the time limit ends it with the best design, and the choice between the race and the
+turns follows the threads the solver may use."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mechdesign.core.limits import Limits
+from mechdesign.solvers import portfolio, race
+from mechdesign.solvers.highs_model import SolverDeclined
+
+
+class _Timed:
+    """A method whose every step sleeps ``step`` seconds (releasing the interpreter's lock, as
+    the real methods' compiled work does) and records when it ran; its bound reaches its value
+    after ``closes_after`` steps (never when None); it declines after ``declines_after`` steps,
+    raises ``fails`` after its first."""
+
+    def __init__(self, name, step, closes_after=None, declines_after=None, fails=None):
+        self.name, self.step, self.closes_after, self.declines_after = name, step, closes_after, declines_after
+        self.fails = fails
+        self.value, self.bound, self.latest_bound, self.rounds, self.columns = 1.0, 0.0, 0.0, 0, 3
+        self.spans: list[tuple[float, float]] = []
+        self.threads: set[int] = set()
+
+    def advance(self, limits=None):
+        if self.declines_after is not None and self.rounds >= self.declines_after:
+            raise SolverDeclined(f"{self.name} can go no further")
+        if self.fails is not None and self.rounds >= 1:
+            raise self.fails
+        start = time.perf_counter()
+        time.sleep(self.step)
+        self.spans.append((start, time.perf_counter()))
+        self.threads.add(threading.get_ident())
+        self.rounds += 1
+        self.latest_bound = self.bound = 1.0 if self.rounds == self.closes_after else 0.5
+        return True
+
+    def design(self):
+        return np.eye(3)
+
+
+def _turns(**methods):
+    started = {}
+
+    def starter(name, method):
+        def start():
+            started[name] = time.perf_counter()
+            return method
+        return start
+
+    return portfolio.Turns({name: starter(name, method) for name, method in methods.items()}), started
+
+
+def test_the_methods_run_at_once_in_threads_of_their_own():
+    first, second = _Timed("first", 0.02, closes_after=40), _Timed("second", 0.02)
+    turns, _ = _turns(first=first, second=second)
+    path: list[str] = []
+    found = race.race(turns, 1e-9, None, path)
+    assert found.objective == found.bound == 1.0 and not found.stopped
+    assert second.rounds > 0
+    # some step of the second ran while the first was stepping, on another thread
+    assert any(s < f_end and f_start < e for s, e in second.spans for f_start, f_end in first.spans)
+    assert first.threads.isdisjoint(second.threads) and threading.get_ident() not in first.threads
+    assert "(at once, one thread each); design from first, bound from first" in path[-1]
+
+
+def test_the_other_method_stops_at_its_next_look_once_the_gap_closes():
+    first, second = _Timed("first", 0.02, closes_after=20), _Timed("second", 0.05)
+    turns, _ = _turns(first=first, second=second)
+    race.race(turns, 1e-9, None, [])
+    closed_at = first.spans[-1][1]
+    assert all(start <= closed_at for start, _ in second.spans)  # no step begun after the close
+
+
+def test_the_second_method_never_starts_when_the_first_closes_within_its_delay():
+    turns, started = _turns(first=_Timed("first", 0.001, closes_after=3), second=_Timed("second", 0.001))
+    race.race(turns, 1e-9, None, [])
+    assert "second" not in started  # its arrays are never allocated
+
+
+def test_a_decline_leaves_the_other_running_and_is_recorded():
+    turns, _ = _turns(first=_Timed("first", 0.01, declines_after=2), second=_Timed("second", 0.01, closes_after=40))
+    path: list[str] = []
+    found = race.race(turns, 1e-9, None, path)
+    assert found.objective == found.bound == 1.0
+    assert path[0] == "first declined after 2 rounds: first can go no further"
+    assert "design from second" in path[-1] or "bound from second" in path[-1]
+
+
+def test_both_declining_is_a_decline_with_both_reasons():
+    turns, _ = _turns(first=_Timed("first", 0.01, declines_after=2), second=_Timed("second", 0.01, declines_after=3))
+    with pytest.raises(SolverDeclined, match="first can go no further.*second can go no further"
+                                             "|second can go no further.*first can go no further"):
+        race.race(turns, 1e-9, None, [])
+
+
+def test_a_decline_within_the_accepted_gap_ends_the_race():
+    # the first's own gap (1 − 0.5) is within an accepted 0.6: its decline ends the race,
+    # the second (which would never close) is stopped
+    turns, _ = _turns(first=_Timed("first", 0.01, declines_after=2), second=_Timed("second", 0.01))
+    path: list[str] = []
+    found = race.race(turns, 1e-9, None, path, accept=0.6)
+    assert not found.stopped and found.objective == 1.0 and found.bound == 0.5
+    assert "a method declined with the shared gap within the tolerance" in path
+
+
+def test_a_failure_stops_the_race_and_is_raised_in_the_caller():
+    second = _Timed("second", 0.01)
+    turns, _ = _turns(first=_Timed("first", 0.01, fails=RuntimeError("broken")), second=second)
+    with pytest.raises(RuntimeError, match="broken"):
+        race.race(turns, 1e-9, None, [])
+    rounds = second.rounds
+    time.sleep(0.05)
+    assert second.rounds == rounds  # its thread has ended: nothing runs on after the raise
+
+
+def test_the_time_limit_ends_the_race_with_the_best_design():
+    turns, _ = _turns(first=_Timed("first", 0.01), second=_Timed("second", 0.01))
+    limits = Limits(0.4)
+    found = race.race(turns, 1e-9, limits, [])
+    assert found.stopped and found.objective == 1.0 and found.bound == 0.5
+    assert limits.elapsed() < 0.4 + 0.2  # at most one step and one look beyond the limit
+    assert {entry["solver"] for entry in limits.history} == {"portfolio (first)", "portfolio (second)"}
+
+
+def test_a_method_whose_one_step_outlasts_the_limit_is_not_started():
+    turns, started = _turns(first=_Timed("first", 0.01), second=_Timed("second", 0.01, closes_after=1))
+    turns.latency["second"] = lambda: 30.0
+    path: list[str] = []
+    found = race.race(turns, 1e-9, Limits(0.5), path)
+    assert "second" not in started and found.stopped
+    assert any("second not started: one step would take about 30 s" in entry for entry in path)
+
+
+@pytest.mark.parametrize("threads,raced", [("1", False), ("2", True), ("3", True)])
+def test_the_methods_race_only_when_each_can_have_a_thread(monkeypatch, threads, raced):
+    monkeypatch.setenv("MECHDESIGN_THREADS", threads)
+    turns, _ = _turns(first=_Timed("first", 0.001, closes_after=2), second=_Timed("second", 0.001))
+    path: list[str] = []
+    race.compete(turns, 1e-9, None, path)
+    assert turns.raced is raced
+    assert ("(at once, one thread each)" in path[-1]) is raced
