@@ -4,6 +4,7 @@ closes within its delay, a decline leaves the other running, a failure stops the
 raised, the time limit ends it with the best design, and the choice between the race and the
 turns follows the threads the solver may use."""
 
+import signal
 import threading
 import time
 
@@ -146,3 +147,22 @@ def test_the_methods_race_only_when_each_can_have_a_thread(monkeypatch, threads,
     race.compete(turns, 1e-9, None, path)
     assert turns.raced is raced
     assert ("(at once, one thread each)" in path[-1]) is raced
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="signals to one thread are POSIX only")
+def test_an_interrupt_in_the_callers_thread_stops_both_methods():
+    waiting = threading.get_ident()  # the thread that waits for the race
+
+    class Interrupting(_Timed):
+        def advance(self, limits=None):
+            if self.rounds == 3:
+                signal.pthread_kill(waiting, signal.SIGINT)  # Ctrl-C
+            return super().advance(limits)
+
+    first, second = Interrupting("first", 0.02), _Timed("second", 0.02)
+    turns, _ = _turns(first=first, second=second)
+    with pytest.raises(KeyboardInterrupt):
+        race.race(turns, 1e-9, None, [])
+    rounds = first.rounds, second.rounds
+    time.sleep(0.1)
+    assert (first.rounds, second.rounds) == rounds  # neither runs on after the interrupt

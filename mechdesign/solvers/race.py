@@ -91,7 +91,8 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     so far with the best bound), or, with ``accept``, until a method declines while the shared
     gap is within ``accept``; what happened is appended to ``path``. Raises
     :class:`SolverDeclined` when every method declined (see the module docstring)."""
-    over, lock = threading.Event(), threading.Lock()
+    over, done, lock = threading.Event(), threading.Event(), threading.Lock()
+    finished: list[str] = []  # the methods whose threads have ended (done once all have)
     reporting = None if limits is None else _Reporting(limits, lock)
     ends: dict[str, str] = {}
     failures: list[BaseException] = []
@@ -116,6 +117,9 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
             with lock:
                 if len(turns.retired) == len(turns.starters):
                     over.set()
+                finished.append(name)
+                if len(finished) == len(turns.starters):
+                    done.set()
 
     turns.raced = True
     names = list(turns.starters)
@@ -124,8 +128,17 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
         for thread in lanes:
             thread.start()
-        for thread in lanes:
-            thread.join()
+        # waits on an event, not on the threads: an interrupted join leaves a thread that a
+        # later join waits for forever (Python 3.11)
+        try:
+            done.wait()
+        except BaseException:  # an interrupt in the caller's thread: stop the methods with it
+            over.set()
+            done.wait()
+            raise
+        finally:
+            for thread in lanes:
+                thread.join()
     if failures:
         raise failures[0]
     outcomes = set(ends.values())
