@@ -45,7 +45,7 @@ def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, monkeypatch):
     # turns of no length: one step of each method in turn, so that both run and either may
     # supply the design or the bound; or both at once from the start, one thread each
     monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)
-    monkeypatch.setattr(race, "SLICE", 0.0)
+    monkeypatch.setattr(race, "SECOND_START", 0.0)
     monkeypatch.setattr(race, "can_race", lambda methods: at_once)
     n, k = 7, 9
     p, L = _prior_and_loss(prior, loss, n, k, seed=int(100 * epsilon) + len(prior) + len(loss))
@@ -98,7 +98,7 @@ def test_column_generation_finishes_beyond_the_interior_points_range(monkeypatch
     from mechdesign.solvers.ldp_interior import MAX_EPSILON
 
     monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)  # the interior point's turn comes
-    monkeypatch.setattr(race, "SLICE", 0.0)  # (or its start, when the two run at once)
+    monkeypatch.setattr(race, "SECOND_START", 0.0)  # (or its start, when the two run at once)
     monkeypatch.setattr(race, "can_race", lambda methods: at_once)
     p, L = _prior_and_loss("uniform", "random", 6, 6, seed=5)
     cost = p[:, None] * L

@@ -166,3 +166,37 @@ def test_an_interrupt_in_the_callers_thread_stops_both_methods():
     rounds = first.rounds, second.rounds
     time.sleep(0.1)
     assert (first.rounds, second.rounds) == rounds  # neither runs on after the interrupt
+
+
+def test_the_race_s_end_interrupts_a_highs_run_in_progress(monkeypatch):
+    import highspy
+    import scipy.sparse as sp
+
+    from mechdesign.solvers.highs_model import STOPPED, give_time, quiet_model, resumable_run
+
+    class LongLP(_Timed):
+        """A dense LP of 400 rows and 1,200 columns: seconds of simplex, run in one advance."""
+
+        def __init__(self):
+            super().__init__("lp", 0.0)
+            rng = np.random.default_rng(0)
+            n = 400
+            self.h = quiet_model()
+            matrix = sp.csc_matrix(rng.random((n, 3 * n)))
+            self.h.addVars(3 * n, np.zeros(3 * n), np.full(3 * n, highspy.kHighsInf))
+            self.h.changeColsCost(3 * n, np.arange(3 * n), rng.random(3 * n))
+            csr = sp.csr_matrix(matrix)
+            self.h.addRows(n, np.ones(n), np.ones(n), csr.nnz, csr.indptr[:-1], csr.indices, csr.data)
+            self.statuses = []
+
+        def advance(self, limits=None):
+            give_time(self.h, limits)
+            self.statuses.append(resumable_run(self.h))
+            return False
+
+    monkeypatch.setattr(race, "SECOND_START", 0.05)
+    lp = LongLP()
+    turns, _ = _turns(lp=lp, quick=_Timed("quick", 0.01, closes_after=1))
+    race.race(turns, 1e-9, None, [])
+    assert lp.statuses == [highspy.HighsModelStatus.kInterrupt]  # stopped in its first run
+    assert lp.statuses[0] in STOPPED

@@ -37,6 +37,7 @@ from mechdesign.privacy.ldp import links
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import (
     INF,
+    STOPPED,
     SolverDeclined,
     checked,
     give_time,
@@ -189,7 +190,8 @@ class ColumnRounds:
         """One round: solve the master within the time ``limits`` leave (a :class:`Limits`, or
         any object with ``time_limit`` and ``remaining()``), price every output, add the best
         improving columns. Returns False, with nothing changed, when HiGHS stopped at the time
-        limit it was given; the next call resumes that solve from where it stopped. Raises
+        limit it was given or was interrupted; the next call resumes that solve from where it
+        stopped. Raises
         :class:`SolverDeclined` when HiGHS ends a master without an optimum otherwise, and when
         called again after pricing found no improving column (the method can go no further)."""
         if self.done:  # priced out already: called again only by turns whose gap is open
@@ -197,7 +199,7 @@ class ColumnRounds:
         h = self.master.h
         give_time(h, limits)
         status = resumable_run(h)
-        if status == highspy.HighsModelStatus.kTimeLimit:
+        if status in STOPPED:
             return False
         if status != highspy.HighsModelStatus.kOptimal:
             raise SolverDeclined(f"a master LP ended {h.modelStatusToString(status)}")

@@ -60,6 +60,9 @@ def give_time(h: highspy.Highs, limits) -> None:
     that one long solve cannot overrun the deadline by much. HiGHS measures that limit on its
     own run clock, which accumulates over every run of the model, so the limit set is the
     clock's reading plus the time left (at least MIN_SECONDS)."""
+    watch = getattr(limits, "watch", None)
+    if watch is not None:  # the limits can also end the run early (methods racing: the race's end)
+        watch(h)
     if limits is None or limits.time_limit is None:
         return
     h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(limits.remaining()), MIN_SECONDS))
@@ -81,13 +84,18 @@ def checked(status, what: str) -> None:
         raise SolverDeclined(f"HiGHS rejected {what}")
 
 
+#: the ends of a run that stopped early, not at an answer: the time limit, or an interrupt (a
+#: race that is over, :mod:`mechdesign.solvers.race`)
+STOPPED = (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt)
+
+
 def resumable_run(h: highspy.Highs) -> highspy.HighsModelStatus:
-    """Run; a run stopped by the time limit is left as it is (the next run resumes from its
+    """Run; a run stopped early (:data:`STOPPED`) is left as it is (the next run resumes from its
     basis), any other non-optimal end starts once more without the warm basis. The model
     status."""
     h.run()
     status = h.getModelStatus()
-    if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
+    if status != highspy.HighsModelStatus.kOptimal and status not in STOPPED:
         h.clearSolver()
         h.run()
         status = h.getModelStatus()

@@ -9,21 +9,22 @@ tolerance of the best bound either proved, and it takes about the time of the fa
 (Both release the interpreter's lock while they work: HiGHS in its run, the interior point in
 BLAS, LAPACK and its compiled kernels.)
 
-Each method looks whether the race is over between its steps, and its steps are short: a
-HiGHS run is given a slice of :data:`SLICE` seconds and resumes from its basis in the next one,
-and an interior point's step takes a fraction of a second at the sizes these methods serve.
-The second method starts one slice after the first, so a problem the first closes at once never
-allocates the second's arrays; a method whose one step is estimated to outlast the time limit,
-or whose estimate declines (its arrays would not fit in memory), is not started, as in the
-turns. A method that declines leaves the other running and keeps its design and bound in the
-shared best; a failure of any other kind stops the race and is raised.
+Each method looks whether the race is over between its steps: an interior point's step takes
+a fraction of a second at the sizes these methods serve, and a HiGHS run in progress is
+interrupted when the race ends (it would otherwise run on to its master's optimum, seconds on
+1,000 values; giving it slices of time instead made every resumed run pay its start again, and
+a large master never finished). The second method starts :data:`SECOND_START` seconds after the
+first, so a problem the first closes at once never allocates the second's arrays; a method
+whose one step is estimated to outlast the time limit, or whose estimate declines (its arrays
+would not fit in memory), is not started, as in the turns. A method that declines leaves the
+other running and keeps its design and bound in the shared best; a failure of any other kind
+stops the race and is raised.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-import time
 
 from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.limits import Limits
@@ -32,27 +33,51 @@ from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.portfolio import FIRST_TURN, Turns, interleave
 
-#: seconds a racing method works before it looks again whether the race is over (a HiGHS run
-#: stops at the end of its slice and resumes in the next); also the delay of the second start
-SLICE = FIRST_TURN
+#: seconds after the first method's start at which the second starts
+SECOND_START = FIRST_TURN
 
 
 class Slice:
-    """The time a racing method may use before it looks whether the race is over: :data:`SLICE`
-    seconds, the solve's deadline, or the race's end, whichever comes first. Looks like a
-    :class:`~mechdesign.core.limits.Limits` to the methods (HiGHS is given :meth:`remaining`)."""
+    """The time a racing method may use: until the solve's deadline or the race's end. Looks
+    like a :class:`~mechdesign.core.limits.Limits` to the methods: HiGHS is given
+    :meth:`remaining`, and every HiGHS model a method runs is registered by :meth:`watch`, so
+    that the race's end interrupts its run."""
 
-    time_limit = SLICE
-
-    def __init__(self, limits: Limits | None, over: threading.Event):
-        self.outer, self.over, self.end = limits, over, time.perf_counter() + SLICE
+    def __init__(self, limits: Limits | None, over: threading.Event, models: "_Models"):
+        self.outer, self.over, self.models = limits, over, models
+        self.time_limit = None if limits is None else limits.time_limit
 
     def remaining(self) -> float:
-        outer = math.inf if self.outer is None else self.outer.remaining()
-        return max(min(self.end - time.perf_counter(), outer), 0.0)
+        return math.inf if self.outer is None else self.outer.remaining()
 
     def expired(self) -> bool:
-        return self.over.is_set() or self.remaining() <= 0.0
+        return self.over.is_set() or (self.outer is not None and self.outer.expired())
+
+    def watch(self, h) -> None:
+        self.models.watch(h)
+
+
+class _Models:
+    """The HiGHS models the racing methods run, interrupted when the race is over: a run in
+    progress stops at its next look at the interrupt flag and returns "interrupted" (a method
+    takes that as a stop, as it takes the time limit), and every later run stops at once (the
+    flag stays set)."""
+
+    def __init__(self, over: threading.Event):
+        self.over, self.lock, self.models = over, threading.Lock(), []
+
+    def watch(self, h) -> None:
+        with self.lock:
+            if not any(h is model for model in self.models):
+                h.HandleUserInterrupt = True
+                self.models.append(h)
+        if self.over.is_set():  # the race ended while it was being registered
+            h.cancelSolve()
+
+    def interrupt(self) -> None:
+        with self.lock:
+            for h in self.models:
+                h.cancelSolve()
 
 
 class _Reporting:
@@ -68,6 +93,17 @@ class _Reporting:
 
     def __getattr__(self, name):
         return getattr(self._limits, name)
+
+
+class _Over(threading.Event):
+    """Set when the race is over; setting it interrupts the methods' HiGHS runs."""
+
+    models: _Models | None = None
+
+    def set(self) -> None:
+        super().set()
+        if self.models is not None:
+            self.models.interrupt()
 
 
 def can_race(methods: int) -> bool:
@@ -91,7 +127,9 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     so far with the best bound), or, with ``accept``, until a method declines while the shared
     gap is within ``accept``; what happened is appended to ``path``. Raises
     :class:`SolverDeclined` when every method declined (see the module docstring)."""
-    over, done, lock = threading.Event(), threading.Event(), threading.Lock()
+    over, done, lock = _Over(), threading.Event(), threading.Lock()
+    models = _Models(over)
+    over.models = models
     finished: list[str] = []  # the methods whose threads have ended (done once all have)
     reporting = None if limits is None else _Reporting(limits, lock)
     ends: dict[str, str] = {}
@@ -102,7 +140,7 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
             if over.wait(delay) or not turns.admit(name, limits):
                 return
             while not over.is_set():
-                outcome = turns.play(name, Slice(limits, over), reporting, tol)
+                outcome = turns.play(name, Slice(limits, over, models), reporting, tol)
                 if outcome == "turn over":
                     continue
                 ends[name] = outcome
@@ -123,7 +161,7 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
 
     turns.raced = True
     names = list(turns.starters)
-    lanes = [threading.Thread(target=lane, args=(name, SLICE if k else 0.0), name=f"mechdesign {name}", daemon=True)
+    lanes = [threading.Thread(target=lane, args=(name, SECOND_START if k else 0.0), name=f"mechdesign {name}", daemon=True)
              for k, name in enumerate(names)]
     with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
         for thread in lanes:
