@@ -200,3 +200,19 @@ def test_the_race_s_end_interrupts_a_highs_run_in_progress(monkeypatch):
     race.race(turns, 1e-9, None, [])
     assert lp.statuses == [highspy.HighsModelStatus.kInterrupt]  # stopped in its first run
     assert lp.statuses[0] in STOPPED
+
+
+def test_each_racing_method_splits_its_work_over_its_share_of_the_threads(monkeypatch):
+    from mechdesign.core.threads import solver_threads
+
+    class Counting(_Timed):
+        def advance(self, limits=None):
+            self.threads_seen = solver_threads()
+            return super().advance(limits)
+
+    monkeypatch.setenv("MECHDESIGN_THREADS", "5")
+    first, second = Counting("first", 0.01, closes_after=40), Counting("second", 0.01)
+    turns, _ = _turns(first=first, second=second)
+    race.race(turns, 1e-9, None, [])
+    assert first.threads_seen == second.threads_seen == 2  # five threads shared by two
+    assert solver_threads() == 5  # the caller's own count is untouched

@@ -41,3 +41,24 @@ def test_the_share_of_the_cores_divides_them_among_the_workers_and_is_never_zero
 
     monkeypatch.setattr(threads, "available_cores", lambda: cores)
     assert threads.share_of_cores(sharers) == share
+
+
+def test_a_limit_holds_in_its_own_thread_only_nests_and_is_restored(monkeypatch):
+    import threading
+
+    from mechdesign.core.threads import limited
+
+    monkeypatch.setenv("MECHDESIGN_THREADS", "4")
+    seen = {}
+    with limited(2):
+        assert solver_threads() == 2
+        worker = threading.Thread(target=lambda: seen.setdefault("other", solver_threads()))
+        worker.start()
+        worker.join()
+        with limited(1):
+            assert solver_threads() == 1
+            assert split(lambda lo, hi: (lo, hi), 6) == [(0, 6)]  # one piece: the split obeys it
+        assert solver_threads() == 2
+        with limited(16):  # never more than the limit it is nested in
+            assert solver_threads() == 2
+    assert seen["other"] == 4 and solver_threads() == 4

@@ -11,7 +11,9 @@ workers running at once, so that parallel instances do not oversubscribe the mac
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import lru_cache
 
 from mechdesign.core.errors import ProblemError
@@ -28,8 +30,16 @@ def available_cores() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+#: per thread: the threads its split work may use when limited (:func:`limited`)
+_limit = threading.local()
+
+
 def solver_threads() -> int:
-    """The number of threads for split work: ``MECHDESIGN_THREADS`` or the available cores."""
+    """The number of threads for split work: the calling thread's limit (:func:`limited`), else
+    ``MECHDESIGN_THREADS``, else the available cores."""
+    limit = getattr(_limit, "threads", None)
+    if limit is not None:
+        return limit
     raw = os.environ.get(THREADS_VARIABLE, "").strip()
     if not raw:
         return available_cores()
@@ -41,6 +51,18 @@ def solver_threads() -> int:
         raise ProblemError(f"the environment variable {THREADS_VARIABLE} is {raw!r}: expected a positive "
                               f"integer (the threads a solver may use), or unset for all available cores")
     return threads
+
+
+@contextmanager
+def limited(threads: int):
+    """A context in which the calling thread's split work uses at most ``threads`` threads (two
+    methods running at once share the cores)."""
+    previous = getattr(_limit, "threads", None)
+    _limit.threads = max(min(int(threads), solver_threads()), 1)
+    try:
+        yield
+    finally:
+        _limit.threads = previous
 
 
 @lru_cache(maxsize=4)

@@ -28,7 +28,7 @@ import threading
 
 from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.limits import Limits
-from mechdesign.core.threads import solver_threads
+from mechdesign.core.threads import limited, solver_threads
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.portfolio import FIRST_TURN, Turns, interleave
@@ -135,19 +135,24 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     ends: dict[str, str] = {}
     failures: list[BaseException] = []
 
+    share = max(solver_threads() // len(turns.starters), 1)  # the threads of each method's split work
+
     def lane(name: str, delay: float) -> None:
         try:
-            if over.wait(delay) or not turns.admit(name, limits):
+            if over.wait(delay):
                 return
-            while not over.is_set():
-                outcome = turns.play(name, Slice(limits, over, models), reporting, tol)
-                if outcome == "turn over":
-                    continue
-                ends[name] = outcome
-                if outcome in ("closed", "expired") or (outcome == "declined" and accept is not None
-                                                        and turns.closed(accept)):
-                    over.set()
-                return
+            with limited(share):
+                if not turns.admit(name, limits):  # (its one-step estimate on its share)
+                    return
+                while not over.is_set():
+                    outcome = turns.play(name, Slice(limits, over, models), reporting, tol)
+                    if outcome == "turn over":
+                        continue
+                    ends[name] = outcome
+                    if outcome in ("closed", "expired") or (outcome == "declined" and accept is not None
+                                                            and turns.closed(accept)):
+                        over.set()
+                    return
         except BaseException as failure:  # raised in the caller's thread once the race is over
             failures.append(failure)
             over.set()
