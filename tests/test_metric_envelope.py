@@ -240,9 +240,10 @@ def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, pr
     """A random loss on 40 unevenly spaced points: the turns of the line rays and the interior
     point (tridiagonal blocks) end at the plain LP's optimum, and the path names both (turns of
     0.1 ms, so that the rays cannot finish in their first)."""
-    from mechdesign.solvers import portfolio
+    from mechdesign.solvers import portfolio, race
 
     monkeypatch.setattr(portfolio, "FIRST_TURN", 1e-4)
+    monkeypatch.setattr(race, "SECOND_START", 1e-4)  # (or at once: the interior point starts at once)
     rng = np.random.default_rng([int(eps * 100), len(prior)])
     points = np.sort(rng.choice(400, 40, replace=False)).astype(float) / 40
     w = rng.dirichlet(np.ones(40)) if prior == "dirichlet" else 1.0 / np.arange(1, 41) ** 1.1
@@ -263,10 +264,11 @@ def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, pr
 
 
 def test_the_line_rays_decline_after_their_rounds_in_the_turns(monkeypatch):
-    from mechdesign.solvers import line_portfolio, portfolio
+    from mechdesign.solvers import line_portfolio, portfolio, race
 
     monkeypatch.setattr(line_portfolio, "MAX_ROUNDS", 1)
     monkeypatch.setattr(portfolio, "FIRST_TURN", 1e-4)
+    monkeypatch.setattr(race, "SECOND_START", 1e-4)
     rng = np.random.default_rng(3)
     points = np.sort(rng.choice(400, 40, replace=False)).astype(float) / 40
     cost = rng.random((40, 40)) * rng.dirichlet(np.ones(40))[:, None]

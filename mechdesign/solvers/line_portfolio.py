@@ -22,7 +22,8 @@ from mechdesign.solvers.line_rays import (
     neighbour_lp,
 )
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
-from mechdesign.solvers.portfolio import Turns, interleave
+from mechdesign.solvers.portfolio import Turns
+from mechdesign.solvers.race import compete
 
 PORTFOLIO_NAME = "line rays + interior point"
 
@@ -73,7 +74,7 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
                   PORTFOLIO_NAME, floor=1e-6 * float(np.abs(cost).max()),
                   latency={MetricInteriorPoint.name: lambda: iteration_seconds(cost, pairs)})
     try:
-        return interleave(turns, aim, limits, path, accept=gap)
+        return compete(turns, aim, limits, path, accept=gap)
     except SolverDeclined as declined:
         designed = [m for m in turns.started.values() if m.design() is not None]
         if not designed:
