@@ -1,13 +1,15 @@
-"""ε·|x − x'|-private designs on a line by two exact methods in turns: the line rays
+"""ε·|x − x'|-private designs on a line by two exact methods: the line rays
 (:mod:`line_rays`) and the interior point (:mod:`metric_interior`), whose blocks are tridiagonal
 on a line (:mod:`metric_chain`: each point's privacy pairs are its two neighbours).
 
 The rays are fast where the remapped geometric mechanism's columns are nearly optimal (losses
 monotone in |x − y|, ε of 1 and above); at small ε with a random loss their pricing adds columns
 for minutes. The interior point's iteration is O(|Y| |X|²) there and its iteration count hardly
-depends on ε. Which one wins is not known in advance, so both run in turns
-(:mod:`portfolio`), sharing the best design and the best bound; when both decline, the LP with
-the neighbour pair rows finishes a design small enough for it."""
+depends on ε. Which one wins is not known in advance, so both run, sharing the best
+design and the best bound: at once, one thread each, when the solver may use two threads
+(:mod:`race`; the interior point's step is bound by memory, and on one thread it takes about as
+long as on two), else in turns (:mod:`portfolio`). When both decline, the LP with the neighbour
+pair rows finishes a design small enough for it."""
 
 from __future__ import annotations
 

@@ -1,13 +1,15 @@
 """Two exact methods at once, one thread each, sharing what they prove.
 
-The turns of :mod:`mechdesign.solvers.portfolio` run one method at a time. When both methods are
-serial (a HiGHS simplex and an interior point whose factorisation runs on one BLAS thread: the
-ε-LDP pair), the turns leave every other core idle, and the solve takes the time of the faster
-method plus the share the turns gave the slower one. With a core for each, they can run at
-once: each in its own thread, the solve ends when the best design either found is within the
-tolerance of the best bound either proved, and it takes about the time of the faster one alone.
-(Both release the interpreter's lock while they work: HiGHS in its run, the interior point in
-BLAS, LAPACK and its compiled kernels.)
+The turns of :mod:`mechdesign.solvers.portfolio` run one method at a time. When neither method
+gains much from more than one core (a HiGHS simplex beside an interior point whose
+factorisation runs on one BLAS thread, the ε-LDP pair, or whose step is bound by memory, the
+line's), the turns leave a core idle, and the solve takes the time of the faster method plus
+the share the turns gave the slower one. With a core for each, they can run at once: each in
+its own thread, with its share of the solver's threads for work it splits
+(:func:`~mechdesign.core.threads.limited`), the solve ends when the best design either found
+is within the tolerance of the best bound either proved, and it takes about the time of the
+faster one alone. (Both release the interpreter's lock while they work: HiGHS in its run, the
+interior points in BLAS, LAPACK and their compiled kernels.)
 
 Each method looks whether the race is over between its steps: an interior point's step takes
 a fraction of a second at the sizes these methods serve, and a HiGHS run in progress is
@@ -114,8 +116,9 @@ def can_race(methods: int) -> bool:
 def compete(turns: Turns, tol: float, limits: Limits | None, path: list[str],
             accept: float | None = None) -> ContextSolution:
     """:func:`race` when every method may have a thread of its own (:func:`can_race`), else
-    :func:`~mechdesign.solvers.portfolio.interleave`. For serial methods only: a method that
-    splits its work over threads would then share its cores with the other."""
+    :func:`~mechdesign.solvers.portfolio.interleave`. For methods that gain little from more
+    threads than their share: a method that splits its work well over every core (the general
+    metric's interior point) is faster in turns."""
     run = race if can_race(len(turns.starters)) else interleave
     return run(turns, tol, limits, path, accept)
 
