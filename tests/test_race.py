@@ -219,3 +219,30 @@ def test_each_racing_method_splits_its_work_over_its_share_of_the_threads(monkey
     race.race(turns, 1e-9, None, [])
     assert first.threads_seen == second.threads_seen == 2  # five threads shared by two
     assert solver_threads() == 5  # the caller's own count is untouched
+
+
+def test_a_method_with_a_long_step_waits_and_never_starts_when_the_other_closes_within_it():
+    turns, started = _turns(fast=_Timed("fast", 0.02, closes_after=10), slow=_Timed("slow", 5.0, closes_after=1))
+    turns.latency["slow"] = lambda: 5.0
+    path: list[str] = []
+    found = race.race(turns, 1e-9, None, path)
+    assert "slow" not in started  # without the wait the race would have waited for its 5-s step
+    assert found.objective == found.bound == 1.0
+
+
+def test_a_waiting_method_starts_at_once_when_the_other_declines():
+    turns, started = _turns(fast=_Timed("fast", 0.02, declines_after=2), slow=_Timed("slow", 0.01, closes_after=3))
+    turns.latency["slow"] = lambda: 50.0
+    begun = time.perf_counter()
+    found = race.race(turns, 1e-9, None, [])
+    assert started["slow"] - begun < 5.0  # after the other's two declined steps, not 50 s
+    assert found.objective == found.bound == 1.0
+
+
+def test_a_waiting_method_starts_once_the_race_is_as_old_as_its_step():
+    turns, started = _turns(fast=_Timed("fast", 0.02), slow=_Timed("slow", 0.01, closes_after=1))
+    turns.latency["slow"] = lambda: 0.6
+    begun = time.perf_counter()
+    found = race.race(turns, 1e-9, None, [])
+    assert started["slow"] - begun >= 0.6
+    assert found.objective == found.bound == 1.0

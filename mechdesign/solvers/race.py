@@ -11,22 +11,26 @@ is within the tolerance of the best bound either proved, and it takes about the 
 faster one alone. (Both release the interpreter's lock while they work: HiGHS in its run, the
 interior points in BLAS, LAPACK and their compiled kernels.)
 
-Each method looks whether the race is over between its steps: an interior point's step takes
-a fraction of a second at the sizes these methods serve, and a HiGHS run in progress is
-interrupted when the race ends (it would otherwise run on to its master's optimum, seconds on
-1,000 values; giving it slices of time instead made every resumed run pay its start again, and
-a large master never finished). The second method starts :data:`SECOND_START` seconds after the
-first, so a problem the first closes at once never allocates the second's arrays; a method
-whose one step is estimated to outlast the time limit, or whose estimate declines (its arrays
-would not fit in memory), is not started, as in the turns. A method that declines leaves the
-other running and keeps its design and bound in the shared best; a failure of any other kind
-stops the race and is raised.
+Each method looks whether the race is over between its steps (an interior point's step takes
+under a second on 1,000 values), and a HiGHS run in progress is interrupted when the race ends
+(it would otherwise run on to its master's optimum, seconds on 1,000 values; giving it slices
+of time instead made every resumed run pay its start again, and a large master never
+finished). The second method starts :data:`SECOND_START` seconds after the first, so a problem
+the first closes at once never allocates the second's arrays. As in the turns, a method that
+estimates its one step before it starts (the line's interior point times its factorisations)
+waits until the race is that old, or until the others have stopped: the race would otherwise
+wait for that step when the other closes the gap during it (a 2,000-point line's step takes
+seconds); and a method whose one step would outlast the time limit, or whose estimate declines
+(its arrays would not fit in memory), is not started. A method that declines leaves the other
+running and keeps its design and bound in the shared best; a failure of any other kind stops
+the race and is raised.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 
 from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.limits import Limits
@@ -37,6 +41,8 @@ from mechdesign.solvers.portfolio import FIRST_TURN, Turns, interleave
 
 #: seconds after the first method's start at which the second starts
 SECOND_START = FIRST_TURN
+#: seconds between a waiting method's looks at whether the others are still running
+WAIT_LOOK = 0.02
 
 
 class Slice:
@@ -140,6 +146,9 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
 
     share = max(solver_threads() // len(turns.starters), 1)  # the threads of each method's split work
 
+    def others_running(name: str) -> bool:
+        return any(other not in turns.retired and other not in finished for other in turns.starters if other != name)
+
     def lane(name: str, delay: float) -> None:
         try:
             if over.wait(delay):
@@ -147,6 +156,12 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
             with limited(share):
                 if not turns.admit(name, limits):  # (its one-step estimate on its share)
                     return
+                # a method whose one step is estimated to take long waits until the race is
+                # that old (as in the turns): a problem the others close within it never waits
+                # for that step, and otherwise the wait costs at most one step
+                while others_running(name) and time.perf_counter() - begun < turns.step.get(name, 0.0):
+                    if over.wait(WAIT_LOOK):
+                        return
                 while not over.is_set():
                     outcome = turns.play(name, Slice(limits, over, models), reporting, tol)
                     if outcome == "turn over":
@@ -168,6 +183,7 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                     done.set()
 
     turns.raced = True
+    begun = time.perf_counter()
     names = list(turns.starters)
     lanes = [threading.Thread(target=lane, args=(name, SECOND_START if k else 0.0), name=f"mechdesign {name}", daemon=True)
              for k, name in enumerate(names)]
