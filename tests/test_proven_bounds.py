@@ -515,3 +515,19 @@ def test_the_conic_retry_follows_the_solves_gap_tolerance(monkeypatch):
         proven = result.solver.get("proven_bound", result.solver.get("bound"))
         assert proven <= tight_conic_optimum(CONIC_SHIPPED[0]) + 1e-12
     assert retried == {0.5: False, 1e-2: True}
+
+
+def test_multipliers_whose_residual_overflows_prove_nothing():
+    # min −x1 s.t. 1e160·x1 − 1e160·x2 >= 0 and <= 0 (so x1 = x2), x in [0, 1]: optimum −1 at
+    # x = (1, 1). With multipliers ±1e160 both columns' residuals are ∞ − ∞ (not a number): a
+    # bound must not count them as 0 (that gave 0, above the optimum)
+    from mechdesign.solvers.lp_bound import lagrangian_bound
+
+    A = sp.csr_matrix(np.array([[1e160, -1e160], [1e160, -1e160]]))
+    c = np.array([-1.0, 0.0])
+    optimum = linprog(c, A_eq=[[1.0, -1.0]], b_eq=[0.0], bounds=[(0, 1), (0, 1)]).fun
+    assert optimum == pytest.approx(-1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = lagrangian_bound(c, A, np.array([0.0, -np.inf]), np.array([np.inf, 0.0]), np.array([1e160, -1e160]),
+                                 np.zeros(2), np.ones(2))
+    assert bound <= optimum

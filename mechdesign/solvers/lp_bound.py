@@ -32,13 +32,15 @@ EPS = np.finfo(float).eps
 
 
 def _box_minimum(r_lo: np.ndarray, r_hi: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Per j: min of r·x over r ∈ [r_lo, r_hi], x ∈ [lower, upper] (0·∞ counts as 0)."""
+    """Per j: min of r·x over r ∈ [r_lo, r_hi], x ∈ [lower, upper] (0·∞ counts as 0); −inf where
+    an end of r is not a number (a residual of overflowing multipliers, ∞ − ∞: nothing is
+    known about it)."""
     with np.errstate(invalid="ignore", over="ignore"):
         candidates = np.stack([r_lo * lower, r_lo * upper, r_hi * lower, r_hi * upper])
     zero_r = np.stack([r_lo == 0, r_lo == 0, r_hi == 0, r_hi == 0])
     candidates = np.where(zero_r, 0.0, candidates)
-    candidates = np.where(np.isnan(candidates), 0.0, candidates)
-    return candidates.min(axis=0)
+    candidates = np.where(np.isnan(candidates), 0.0, candidates)  # (∞·0 only: r is a number here)
+    return np.where(np.isnan(r_lo) | np.isnan(r_hi), -np.inf, candidates.min(axis=0))
 
 
 def lagrangian_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray,
@@ -73,7 +75,8 @@ def lagrangian_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_u
     residual = c - A.T @ y
     per_column = np.diff(A.indptr)
     radius = (per_column + 2) * EPS * (np.abs(c) + abs(A).T @ np.abs(y)) * 1.01
-    box = _box_minimum(residual - radius, residual + radius, np.asarray(lower, float), np.asarray(upper, float))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: NaN, a bound of −inf below
+        box = _box_minimum(residual - radius, residual + radius, np.asarray(lower, float), np.asarray(upper, float))
     if not np.all(np.isfinite(box)):
         return -np.inf
     total = float(row_terms.sum() + box.sum())
@@ -296,7 +299,8 @@ def row_simplex_bound(h, blocks: int, width: int, upper: float = np.inf) -> floa
     c = np.asarray(lp.col_cost_, float)
     residual = c - A.T @ y
     radius = (np.diff(A.indptr) + 2) * EPS * (np.abs(c) + abs(A).T @ np.abs(y)) * 1.01
-    low = residual - radius
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: NaN, a bound of −inf below
+        low = residual - radius
     least = low[:size].reshape(blocks, width).min(axis=1)
     if lp.num_col_ > size:  # auxiliary entries in [0, upper]: each adds min(0, r)·upper
         least = np.append(least, np.minimum(low[size:], 0.0) * upper)
