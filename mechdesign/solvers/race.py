@@ -188,19 +188,20 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     lanes = [threading.Thread(target=lane, args=(name, SECOND_START if k else 0.0), name=f"mechdesign {name}", daemon=True)
              for k, name in enumerate(names)]
     with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
-        for thread in lanes:
-            thread.start()
         # waits on an event, not on the threads: an interrupted join leaves a thread that a
         # later join waits for forever (Python 3.11)
         try:
+            for thread in lanes:
+                thread.start()
             done.wait()
         except BaseException:  # an interrupt in the caller's thread: stop the methods with it
             over.set()
-            done.wait()
-            raise
-        finally:
             for thread in lanes:
-                thread.join()
+                if thread.ident is not None:  # started: it ends at its next look
+                    thread.join()
+            raise
+        for thread in lanes:
+            thread.join()
     if failures:
         raise failures[0]
     outcomes = set(ends.values())
