@@ -110,7 +110,7 @@ def test_a_decline_within_the_accepted_gap_ends_the_race():
     path: list[str] = []
     found = race.race(turns, 1e-9, None, path, accept=0.6)
     assert not found.stopped and found.objective == 1.0 and found.bound == 0.5
-    assert "a method declined with the shared gap within the tolerance" in path
+    assert "first declined with the shared gap within the tolerance" in path
 
 
 def test_a_failure_stops_the_race_and_is_raised_in_the_caller():

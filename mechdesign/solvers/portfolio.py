@@ -221,6 +221,25 @@ class Turns:
         if self.seconds[name] > 0:
             self.rate[name] = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
 
+    def ends(self, outcome: str, accept: float | None) -> bool:
+        """Whether a method's turn ``outcome`` (:meth:`play`) ends the solve: the shared gap
+        closed, the limits expired, or, with ``accept``, the method declined while the shared
+        gap is within ``accept`` (one method can go no further, and the gap asked for is
+        reached)."""
+        return outcome in ("closed", "expired") or (outcome == "declined" and accept is not None
+                                                    and self.closed(accept))
+
+    def conclude(self, name: str, outcome: str, path: list[str]) -> ContextSolution:
+        """The solve's result after method ``name``'s ``outcome`` ended it (:meth:`ends`);
+        raises :class:`SolverDeclined` when the limits expired before any method had a
+        design."""
+        if outcome == "declined":
+            path.append(f"{name} declined with the shared gap within the tolerance")
+            return self.solution(False, path)
+        if self.best()[0].design() is None:
+            raise SolverDeclined("the time limit came before either method had a design")
+        return self.solution(outcome == "expired", path)
+
     def solution(self, stopped: bool, path: list[str]) -> ContextSolution:
         design_from, bound_from = self.best()
         design = design_from.design()  # first: a method may re-measure its value on it
@@ -264,12 +283,7 @@ def interleave(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                 for other in names:
                     if other != name:
                         owed[other] += overrun * (lengths[other] / lengths[name] if lengths[name] > 0 else 1.0)
-            if outcome == "declined" and accept is not None and turns.closed(accept):
-                path.append(f"{name} declined with the shared gap within the tolerance")
-                return turns.solution(False, path)
-            if outcome in ("closed", "expired"):
-                if turns.best()[0].design() is None:
-                    raise SolverDeclined("the time limit came before either method had a design")
-                return turns.solution(outcome == "expired", path)
+            if turns.ends(outcome, accept):
+                return turns.conclude(name, outcome, path)
         seconds *= 2
     raise SolverDeclined("; ".join(turns.declined))

@@ -45,47 +45,49 @@ SECOND_START = FIRST_TURN
 WAIT_LOOK = 0.02
 
 
-class Slice:
+class _End(threading.Event):
+    """The race's end, set once: setting it interrupts the HiGHS runs the methods registered
+    (:meth:`watch`). A run in progress stops at its next look at the interrupt flag and returns
+    "interrupted" (a method takes that as a stop, as it takes the time limit), and every later
+    run of that model stops at once (the flag stays set)."""
+
+    def __init__(self):
+        super().__init__()
+        self._lock, self._models = threading.Lock(), []
+
+    def watch(self, h) -> None:
+        with self._lock:
+            if not any(h is model for model in self._models):
+                h.HandleUserInterrupt = True
+                self._models.append(h)
+        if self.is_set():  # the race ended while it was being registered
+            h.cancelSolve()
+
+    def set(self) -> None:
+        super().set()
+        with self._lock:
+            for h in self._models:
+                h.cancelSolve()
+
+
+class Window:
     """The time a racing method may use: until the solve's deadline or the race's end. Looks
     like a :class:`~mechdesign.core.limits.Limits` to the methods: HiGHS is given
     :meth:`remaining`, and every HiGHS model a method runs is registered by :meth:`watch`, so
     that the race's end interrupts its run."""
 
-    def __init__(self, limits: Limits | None, over: threading.Event, models: "_Models"):
-        self.outer, self.over, self.models = limits, over, models
+    def __init__(self, limits: Limits | None, end: _End):
+        self.outer, self.end = limits, end
         self.time_limit = None if limits is None else limits.time_limit
 
     def remaining(self) -> float:
         return math.inf if self.outer is None else self.outer.remaining()
 
     def expired(self) -> bool:
-        return self.over.is_set() or (self.outer is not None and self.outer.expired())
+        return self.end.is_set() or (self.outer is not None and self.outer.expired())
 
     def watch(self, h) -> None:
-        self.models.watch(h)
-
-
-class _Models:
-    """The HiGHS models the racing methods run, interrupted when the race is over: a run in
-    progress stops at its next look at the interrupt flag and returns "interrupted" (a method
-    takes that as a stop, as it takes the time limit), and every later run stops at once (the
-    flag stays set)."""
-
-    def __init__(self, over: threading.Event):
-        self.over, self.lock, self.models = over, threading.Lock(), []
-
-    def watch(self, h) -> None:
-        with self.lock:
-            if not any(h is model for model in self.models):
-                h.HandleUserInterrupt = True
-                self.models.append(h)
-        if self.over.is_set():  # the race ended while it was being registered
-            h.cancelSolve()
-
-    def interrupt(self) -> None:
-        with self.lock:
-            for h in self.models:
-                h.cancelSolve()
+        self.end.watch(h)
 
 
 class _Reporting:
@@ -103,19 +105,8 @@ class _Reporting:
         return getattr(self._limits, name)
 
 
-class _Over(threading.Event):
-    """Set when the race is over; setting it interrupts the methods' HiGHS runs."""
-
-    models: _Models | None = None
-
-    def set(self) -> None:
-        super().set()
-        if self.models is not None:
-            self.models.interrupt()
-
-
 def can_race(methods: int) -> bool:
-    """Whether ``methods`` serial methods can each have a thread of their own."""
+    """Whether ``methods`` methods can each have a thread of their own."""
     return solver_threads() >= methods
 
 
@@ -136,14 +127,11 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     so far with the best bound), or, with ``accept``, until a method declines while the shared
     gap is within ``accept``; what happened is appended to ``path``. Raises
     :class:`SolverDeclined` when every method declined (see the module docstring)."""
-    over, done, lock = _Over(), threading.Event(), threading.Lock()
-    models = _Models(over)
-    over.models = models
+    over, done, lock = _End(), threading.Event(), threading.Lock()
     finished: list[str] = []  # the methods whose threads have ended (done once all have)
+    endings: dict[str, str] = {}  # the outcomes that ended the solve, by method
     reporting = None if limits is None else _Reporting(limits, lock)
-    ends: dict[str, str] = {}
     failures: list[BaseException] = []
-
     share = max(solver_threads() // len(turns.starters), 1)  # the threads of each method's split work
 
     def others_running(name: str) -> bool:
@@ -162,15 +150,11 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                 while others_running(name) and time.perf_counter() - begun < turns.step.get(name, 0.0):
                     if over.wait(WAIT_LOOK):
                         return
-                while not over.is_set():
-                    outcome = turns.play(name, Slice(limits, over, models), reporting, tol)
-                    if outcome == "turn over":
-                        continue
-                    ends[name] = outcome
-                    if outcome in ("closed", "expired") or (outcome == "declined" and accept is not None
-                                                            and turns.closed(accept)):
-                        over.set()
-                    return
+                # one play to the end: its window expires only when the race is over
+                outcome = turns.play(name, Window(limits, over), reporting, tol)
+                if turns.ends(outcome, accept):
+                    endings[name] = outcome
+                    over.set()
         except BaseException as failure:  # raised in the caller's thread once the race is over
             failures.append(failure)
             over.set()
@@ -184,9 +168,8 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
 
     turns.raced = True
     begun = time.perf_counter()
-    names = list(turns.starters)
     lanes = [threading.Thread(target=lane, args=(name, SECOND_START if k else 0.0), name=f"mechdesign {name}", daemon=True)
-             for k, name in enumerate(names)]
+             for k, name in enumerate(turns.starters)]
     with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
         # waits on an event, not on the threads: an interrupted join leaves a thread that a
         # later join waits for forever (Python 3.11)
@@ -204,13 +187,7 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
             thread.join()
     if failures:
         raise failures[0]
-    outcomes = set(ends.values())
-    if "closed" in outcomes or "expired" in outcomes:
-        if turns.best()[0].design() is None:
-            raise SolverDeclined("the time limit came before either method had a design")
-        return turns.solution("closed" not in outcomes, path)
-    if accept is not None and turns.started and turns.closed(accept):
-        path.append("a method declined with the shared gap within the tolerance")
-        return turns.solution(False, path)
+    if endings:  # a closed gap first: another method may have expired or declined meanwhile
+        name = min(endings, key=lambda name: ("closed", "expired", "declined").index(endings[name]))
+        return turns.conclude(name, endings[name], path)
     raise SolverDeclined("; ".join(turns.declined))
-
