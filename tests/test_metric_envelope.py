@@ -234,16 +234,19 @@ def test_line_steps_beyond_e20_are_kept_in_box_pricing():
     assert ours.objective == pytest.approx(plain.objective, rel=1e-8)
 
 
+@pytest.mark.parametrize("at_once", [False, True])
 @pytest.mark.parametrize("eps", [0.05, 0.1, 0.25, 2.0])
 @pytest.mark.parametrize("prior", ["dirichlet", "zipf"])
-def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, prior, monkeypatch):
-    """A random loss on 40 unevenly spaced points: the turns of the line rays and the interior
-    point (tridiagonal blocks) end at the plain LP's optimum, and the path names both (turns of
-    0.1 ms, so that the rays cannot finish in their first)."""
+def test_the_line_rays_and_the_interior_point_reach_the_plain_lp_optimum(eps, prior, at_once, monkeypatch):
+    """A random loss on 40 unevenly spaced points: the line rays and the interior point
+    (tridiagonal blocks), in turns or at once, end at the plain LP's optimum, and the path names
+    both (turns of 0.1 ms, so that the rays cannot finish in their first; at once, the interior
+    point starts after 0.1 ms)."""
     from mechdesign.solvers import portfolio, race
 
     monkeypatch.setattr(portfolio, "FIRST_TURN", 1e-4)
-    monkeypatch.setattr(race, "SECOND_START", 1e-4)  # (or at once: the interior point starts at once)
+    monkeypatch.setattr(race, "SECOND_START", 1e-4)
+    monkeypatch.setattr(race, "can_race", lambda methods: at_once)
     rng = np.random.default_rng([int(eps * 100), len(prior)])
     points = np.sort(rng.choice(400, 40, replace=False)).astype(float) / 40
     w = rng.dirichlet(np.ones(40)) if prior == "dirichlet" else 1.0 / np.arange(1, 41) ** 1.1

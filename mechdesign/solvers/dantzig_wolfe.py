@@ -388,16 +388,16 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
     symmetry = find(points, distances, cost)
     if symmetry.order > 1:
         path.append(f"cone rays: a symmetry group of order {symmetry.order}")
-    found = _solve_general_in(cost, distances, notion, symmetry, gap, enough, limits, path, order)
+    found = _portfolio_then_fallbacks(cost, distances, notion, symmetry, gap, enough, limits, path, order)
     if symmetry.order == 1:
         return found
     matrix = symmetry.average(found.matrix)  # the interior point's design is symmetric only nearly
     return replace(found, matrix=matrix, objective=float((cost * matrix).sum()))
 
 
-def _solve_general_in(cost, distances, notion, symmetry: Symmetry, gap: float, enough: float, limits,
+def _portfolio_then_fallbacks(cost, distances, notion, symmetry: Symmetry, gap: float, enough: float, limits,
                       path: list[str], order: np.ndarray | None) -> ContextSolution:
-    """:func:`_solve_general` under a found ``symmetry``."""
+    """:func:`_solve_general`'s steps under a found ``symmetry``, before the group average."""
     try:
         found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order, enough)
     except RaysStalled as stalled:

@@ -79,6 +79,7 @@ class Symmetry:
             out += matrix[np.ix_(h, h)]
         return out / self.order
 
+
 def trivial(n: int) -> Symmetry:
     return Symmetry(np.arange(n)[None, :])
 
