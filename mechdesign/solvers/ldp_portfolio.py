@@ -24,7 +24,7 @@ import numpy as np
 from mechdesign.core.limits import Limits
 from mechdesign.privacy.ldp import LDP
 from mechdesign.solvers.column_generation import ColumnRounds, LDPCone
-from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.contexts import EXACT_AIM, ContextSolution, aimed_gap, solve_contexts
 from mechdesign.solvers.ldp_interior import InteriorPoint
 from mechdesign.solvers.portfolio import Turns
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
@@ -38,17 +38,20 @@ def solve_interleaved(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, in
                       limits: Limits | None = None, path: list[str] | None = None,
                       used: list[int] | None = None) -> ContextSolution:
     """Minimise Σ cost·K over ε-LDP row-stochastic K by column generation and the interior-point
-    method in turns (see the module docstring), until the best design is within
-    ``tol``·max(1, |value|) of the best bound, or ``limits`` expire (``stopped=True``: the best
-    design so far with the best bound). What happened is appended to ``path``; the outputs
-    column generation's last master used are put in ``used`` (a warm start for a neighbouring
-    ε). Raises :class:`SolverDeclined` when both methods declined.
+    method in turns or at once (see the module docstring), until the best design is within
+    ``tol`` of the best bound, relative to |value| (or, for a value near zero, to 1e-6 of the
+    uniform mechanism's value, as the certificate measures the gap), or ``limits`` expire
+    (``stopped=True``: the best design so far with the best bound). What happened is appended
+    to ``path``; the outputs column generation's last master used are put in ``used`` (a warm
+    start for a neighbouring ε). Raises :class:`SolverDeclined` when both methods declined.
 
     ``initial`` names output columns for column generation to begin with."""
     path = [] if path is None else path
     cone = LDPCone(cost.shape[0], epsilon)
-    turns = Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=tol, initial=initial),
-                   InteriorPoint.name: lambda: InteriorPoint(cost, epsilon, tol=tol)}, NAME)
+    pricing = min(tol, EXACT_AIM)  # column generation adds every column that improves by more
+    turns = Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=pricing, initial=initial),
+                   InteriorPoint.name: lambda: InteriorPoint(cost, epsilon, tol=tol)}, NAME,
+                  floor=1e-6 * float(np.abs(cost).sum()) / max(cost.shape[1], 1))
     try:
         return compete(turns, tol, limits, path)
     finally:
@@ -69,12 +72,14 @@ def ldp_interleaved(problem, limits=None):
     # at a sequence of ε; neighbouring optima share most of their columns)
     seeds = problem.extras.setdefault("column_generation_outputs", {})
     path: list[str] = []
+    tol = aimed_gap(problem.gap_tolerance)
 
     def solve_one(key, cost):
         notes: list[str] = []
         used: list[int] = []
         try:
-            return solve_interleaved(cost, epsilon, initial=seeds.get(key), limits=limits, path=notes, used=used)
+            return solve_interleaved(cost, epsilon, tol=tol, initial=seeds.get(key), limits=limits, path=notes,
+                                     used=used)
         finally:
             if used:
                 seeds[key] = used

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.contexts import ContextSolution, aimed_gap
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.line_rays import (
-    EXACT_GAP,
     NEIGHBOUR_LP_MAX_ENTRIES,
     LineRounds,
     neighbour_lp,
@@ -60,14 +59,14 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
                          path: list[str], repair=None, tolerance: float | None = None) -> ContextSolution:
     """The exact design on sorted, distinct ``points`` (rows of ``cost`` in that order): the
     turns end when the shared gap is within half of the smaller of ``gap`` and the problem's
-    ``tolerance`` (default ``gap``), never below EXACT_GAP (the certificate re-measures the
-    value on the returned design; the rays on their own price on to EXACT_GAP, which costs them
-    little, but an interior point's steps from 1e-6 to 1e-9 took seconds on 1,000 points) and,
+    ``tolerance`` (default ``gap``; :func:`~mechdesign.solvers.contexts.aimed_gap`: the rays on
+    their own price on to 1e-9, which costs them little, but an interior point's steps from 1e-6
+    to 1e-9 took seconds on 1,000 points) and,
     when both decline, a gap within ``gap`` is accepted; at ``limits``' expiry, the best design
     with the best bound.
     ``repair`` (K -> private K or None) is applied to the interior point's design; what happened
     is appended to ``path``."""
-    aim = max(min(gap, gap if tolerance is None else tolerance) / 2, EXACT_GAP)
+    aim = aimed_gap(min(gap, gap if tolerance is None else tolerance))
     pairs = neighbour_pairs(points)
     turns = Turns({LineRounds.name: lambda: _DecliningRays(cost, points, epsilon, gap=gap),
                    MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, pairs, epsilon, tol=aim, repair=repair)},
