@@ -126,22 +126,23 @@ def shifted_cholesky(system: np.ndarray):
 
 
 class _Direction:
-    """One search direction's arrays (dK, the slacks' ds1, ds2, the duals' dλ, dν; the floors'
-    dm and row duals' du) and its largest interior step lengths."""
+    """One search direction's arrays (the slacks' ds1, the duals' dλ, dν; the floors' dm and
+    row duals' du: dK = ds1 + dm and ds2 = (e^ε − 1) dm − ds1 follow) and its largest interior
+    step lengths."""
 
     def __init__(self, n: int, k: int):
-        self.dK, self.ds1, self.ds2, self.dlam, self.dnu = (np.empty((n, k)) for _ in range(5))
+        self.ds1, self.dlam, self.dnu = (np.empty((n, k)) for _ in range(3))
         self.dm, self.du = np.zeros(k), np.zeros(n)
         self.a_p = self.a_d = 0.0
 
 
 class _Workspace:
-    """The arrays one iteration fills, allocated once: the per-iterate quantities, the right-hand
-    side's, two directions and two pairs of complementarity targets."""
+    """The arrays one iteration fills, allocated once: the per-iterate quantities that take a
+    division (see :mod:`~mechdesign.solvers.ldp_interior_kernels`), two directions and two
+    pairs of complementarity targets."""
 
     def __init__(self, n: int, k: int):
-        (self.inv1, self.inv2, self.d1, self.d2, self.invP, self.B, self.rK,
-         self.a, self.b, self.gP) = (np.empty((n, k)) for _ in range(10))
+        self.inv1, self.inv2, self.invP, self.B, self.rK = (np.empty((n, k)) for _ in range(5))
         self.directions = [_Direction(n, k), _Direction(n, k)]
         self.targets = [(np.empty((n, k)), np.empty((n, k))), (np.empty((n, k)), np.empty((n, k)))]
 
@@ -215,15 +216,14 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
     from mechdesign.solvers import ldp_interior_kernels as kernels
 
     top, w = it.top, work
-    T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2,
-                                       w.d1, w.d2, w.invP, w.B, w.rK)
+    T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2, w.invP, w.B, w.rK)
     newton = _Newton(w.B, T, W)
 
     def direction(c1, c2, out: _Direction) -> _Direction:
-        h2, f2 = kernels.right_hand_side(c1, c2, w.inv1, w.inv2, w.invP, w.B, w.rK, r_m, f, top, w.a, w.b, w.gP)
+        h2, f2 = kernels.right_hand_side(c1, c2, w.inv1, w.inv2, w.invP, w.B, w.rK, r_m, f, top)
         out.dm, out.du = newton.solve(h2, f2)
-        out.a_p, out.a_d = kernels.recover(w.gP, w.B, w.invP, out.dm, out.du, w.a, w.b, w.d1, w.d2, top, w.inv1,
-                                           w.inv2, it.lam, it.nu, out.dK, out.ds1, out.ds2, out.dlam, out.dnu)
+        out.a_p, out.a_d = kernels.recover(c1, c2, w.inv1, w.inv2, w.invP, w.B, w.rK, it.lam, it.nu, out.dm, out.du,
+                                           top, out.ds1, out.dlam, out.dnu)
         return out
 
     step, spare = w.directions
@@ -231,18 +231,18 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
     # predictor (affine scaling): the targets −s·λ
     kernels.affine_targets(it.K, it.m, it.lam, it.nu, top, c1, c2)
     aff = direction(c1, c2, step)
-    mu_aff = kernels.affine_products(it.K, it.m, it.lam, it.nu, top, aff.ds1, aff.ds2, aff.dlam, aff.dnu,
+    mu_aff = kernels.affine_products(it.K, it.m, it.lam, it.nu, top, aff.ds1, aff.dm, aff.dlam, aff.dnu,
                                      aff.a_p, aff.a_d)
     sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
     target = sigma * mu
     # corrector: the targets σμ − s·λ − ds·dλ of the affine direction
-    kernels.mehrotra_targets(it.K, it.m, it.lam, it.nu, top, target, aff.ds1, aff.ds2, aff.dlam, aff.dnu, c1, c2)
+    kernels.mehrotra_targets(it.K, it.m, it.lam, it.nu, top, target, aff.ds1, aff.dm, aff.dlam, aff.dnu, c1, c2)
     step = direction(c1, c2, step)
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
     for _ in range(MAX_CORRECTORS):
         goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
-        kernels.centred_targets(it.K, it.m, it.lam, it.nu, top, target, goal_p, goal_d, step.ds1, step.ds2,
+        kernels.centred_targets(it.K, it.m, it.lam, it.nu, top, target, goal_p, goal_d, step.ds1, step.dm,
                                 step.dlam, step.dnu, c1, c2, e1, e2)
         trial = direction(e1, e2, spare)
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
@@ -250,11 +250,9 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
         step, spare = trial, step
         (c1, c2), (e1, e2) = (e1, e2), (c1, c2)
     a_p, a_d = step_lengths(step, STEP_FRACTION)
-    it.K += a_p * step.dK
+    kernels.move(it.K, it.lam, it.nu, step.ds1, step.dm, step.dlam, step.dnu, a_p, a_d)
     it.m += a_p * step.dm
     it.u += a_d * step.du
-    it.lam += a_d * step.dlam
-    it.nu += a_d * step.dnu
 
 
 def step_lengths(step, fraction: float) -> tuple[float, float]:
