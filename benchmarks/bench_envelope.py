@@ -1,7 +1,8 @@
 """The envelope suite, whole or in parts that fit a time budget.
 
     python benchmarks/bench_envelope.py [--size small|large] [--families line,grid,...]
-        [--epsilons 0.1,0.5,...] [--time-limit SECONDS] [--workers N] [--out DIR]
+        [--epsilons 0.1,0.5,...] [--priors uniform,...] [--losses metric,...]
+        [--sizes line=2000,...] [--time-limit SECONDS] [--workers N] [--out DIR]
 
 The whole suite is ``mechdesign bench envelope``; this entry point runs a selection of its grid
 (:func:`mechdesign.bench.envelope.select`) and writes ``DIR/envelope[-PART].json`` and the
@@ -18,11 +19,35 @@ from mechdesign.bench.executor import make_executor
 from mechdesign.cli.limits import seconds
 
 
+def _sizes(text: str) -> dict:
+    """``line=2000,profile=100x50`` -> {"line": 2000, "profile": (100, 50)}."""
+    out = {}
+    for item in text.split(","):
+        family, _, size = item.partition("=")
+        try:
+            parts = tuple(int(v) for v in size.lower().split("x"))
+        except ValueError:
+            parts = ()
+        if not family or not parts or min(parts) < 1 or len(parts) > 2:
+            raise argparse.ArgumentTypeError(f"expected family=size (a positive whole number, or PxC), got {item!r}")
+        out[family] = parts[0] if len(parts) == 1 else parts
+    return out
+
+
+def _label(size) -> str:
+    return "x".join(map(str, size)) if isinstance(size, tuple) else str(size)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=("small", "large"))
     parser.add_argument("--families", help="comma-separated: " + ", ".join(envelope.FULL_SIZES))
     parser.add_argument("--epsilons", help="comma-separated subset of " + ", ".join(map(str, envelope.EPSILONS)))
+    parser.add_argument("--priors", help="comma-separated subset of " + ", ".join(envelope.PRIORS))
+    parser.add_argument("--losses", help="comma-separated subset of " + ", ".join(envelope.LOSSES))
+    parser.add_argument("--sizes", type=_sizes, default={},
+                        help="family=size,... : the chosen instances of a family at another size "
+                             "(a number; PxC for profile), e.g. line=2000")
     default = DEFAULT_TIME_LIMITS["envelope"]
     parser.add_argument("--time-limit", type=seconds, default=default,
                         help=f"seconds per instance (default {default:g})")
@@ -31,9 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     families = args.families.split(",") if args.families else None
     epsilons = [float(e) for e in args.epsilons.split(",")] if args.epsilons else None
-    todo = envelope.select(envelope.grid_of(False), families, args.size, epsilons)
+    priors = args.priors.split(",") if args.priors else None
+    losses = args.losses.split(",") if args.losses else None
+    for name, chosen, known in (("--priors", priors, envelope.PRIORS), ("--losses", losses, envelope.LOSSES)):
+        if chosen and not set(chosen) <= set(known):
+            parser.error(f"{name}: expected a comma-separated subset of {', '.join(known)}, got {','.join(chosen)}")
+    unknown = set(args.sizes) - set(envelope.FULL_SIZES)
+    if unknown:
+        parser.error(f"--sizes: no family {', '.join(sorted(unknown))} (expected {', '.join(envelope.FULL_SIZES)})")
+    todo = envelope.select(envelope.grid_of(False), families, args.size, epsilons, priors, losses, args.sizes)
     part = "-".join(x for x in (args.size, args.families and args.families.replace(",", "+"),
-                                args.epsilons and "eps" + args.epsilons.replace(",", "+")) if x)
+                                args.epsilons and "eps" + args.epsilons.replace(",", "+"),
+                                args.priors and args.priors.replace(",", "+"),
+                                args.losses and args.losses.replace(",", "+"),
+                                args.sizes and "+".join(f"{f}{_label(v)}" for f, v in args.sizes.items())) if x)
     command = "python benchmarks/bench_envelope.py " + " ".join(sys.argv[1:] if argv is None else argv)
     with make_executor(workers=args.workers) as executor:
         _data, report = run_suite("envelope", args.out, executor=executor, time_limit=args.time_limit,

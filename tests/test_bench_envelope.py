@@ -90,6 +90,31 @@ def test_select_takes_a_part_of_the_grid():
     assert len(large) + len(envelope.select(grid, None, "small", None)) == len(grid)
 
 
+def test_select_takes_priors_losses_and_another_size():
+    grid = envelope.grid_of(quick=False)
+    part = envelope.select(grid, ["line", "profile"], "large", [1.0], ["uniform", "zipf"], ["random"],
+                           {"line": 2000, "profile": (10, 5)})
+    line = [p for p in part if p["family"] == "line"]
+    assert [(p["size"], p["prior"], p["loss"]) for p in line] == [(2000, "uniform", "random"), (2000, "zipf", "random")]
+    # the loss axis does not apply to profile graphs: both priors stay, at the size asked for
+    assert sorted((p["size"], p["prior"]) for p in part if p["family"] == "profile") == [((10, 5), "uniform"),
+                                                                                       ((10, 5), "zipf")]
+    # without small/large, both sizes of a family map to the one asked for, and appear once
+    both = envelope.select(grid, ["line"], None, [1.0], ["uniform"], ["metric"], {"line": 2000})
+    assert both == [{"family": "line", "size": 2000, "epsilon": 1.0, "prior": "uniform", "loss": "metric"}]
+
+
+@pytest.mark.parametrize("args,message", [(["--sizes", "line=big"], "expected family=size"),
+                                          (["--sizes", "lines=2000"], "no family lines"),
+                                          (["--priors", "uniform,flat"], "--priors: expected a comma-separated subset")])
+def test_the_entry_point_names_what_is_wrong_with_its_arguments(args, message, capsys):
+    from benchmarks import bench_envelope
+
+    with pytest.raises(SystemExit) as stop:
+        bench_envelope.main(args)
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_an_instance_past_its_time_limit_returns_a_certified_design():
     out = envelope.instance({"family": "ldp", "size": 300, "epsilon": 0.5, "prior": "dirichlet",
                              "loss": "squared", "time_limit": 1e-4})

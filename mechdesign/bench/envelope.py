@@ -183,20 +183,31 @@ def size_label(p: dict) -> str:
     return f"{s}×{s}" if p["family"] == "grid" else str(s)
 
 
-def select(grid: list[dict], families=None, size: str | None = None, epsilons=None) -> list[dict]:
+def select(grid: list[dict], families=None, size: str | None = None, epsilons=None, priors=None,
+           losses=None, sizes: dict | None = None) -> list[dict]:
     """A part of the grid: some families, the smaller or the larger size of each ("small",
-    "large"), some ε values (a benchmark run that has to fit in a time budget)."""
+    "large"), some ε values, priors and losses (a benchmark run that has to fit in a time
+    budget); ``sizes`` (family -> size) then puts each chosen instance of a family at another
+    size, e.g. a line of 2,000 points (duplicates dropped)."""
     out = []
     for p in grid:
         if families and p["family"] not in families:
             continue
         if epsilons and p["epsilon"] not in epsilons:
             continue
-        sizes = list(dict.fromkeys(str(q["size"]) for q in grid if q["family"] == p["family"]))
-        if size == "small" and str(p["size"]) != sizes[0]:
+        if priors and p["prior"] not in priors:
             continue
-        if size == "large" and str(p["size"]) != sizes[-1]:
+        if losses and p.get("loss") is not None and p["loss"] not in losses:
             continue
+        choices = list(dict.fromkeys(str(q["size"]) for q in grid if q["family"] == p["family"]))
+        if size == "small" and str(p["size"]) != choices[0]:
+            continue
+        if size == "large" and str(p["size"]) != choices[-1]:
+            continue
+        if sizes and p["family"] in sizes:
+            p = {**p, "size": sizes[p["family"]]}
+            if p in out:
+                continue
         out.append(p)
     return out
 
