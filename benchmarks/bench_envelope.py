@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.sizes) - set(envelope.FULL_SIZES)
     if unknown:
         parser.error(f"--sizes: no family {', '.join(sorted(unknown))} (expected {', '.join(envelope.FULL_SIZES)})")
+    for family, size in args.sizes.items():
+        if isinstance(size, tuple) != (family == "profile"):
+            parser.error(f"--sizes: {family} takes " + ("PxC (profiles x categories)" if family == "profile"
+                                                         else "one whole number") + f", got {_label(size)}")
     todo = envelope.select(envelope.grid_of(False), families, args.size, epsilons, priors, losses, args.sizes)
     part = "-".join(x for x in (args.size, args.families and args.families.replace(",", "+"),
                                 args.epsilons and "eps" + args.epsilons.replace(",", "+"),

@@ -104,9 +104,13 @@ def test_select_takes_priors_losses_and_another_size():
     assert both == [{"family": "line", "size": 2000, "epsilon": 1.0, "prior": "uniform", "loss": "metric"}]
 
 
-@pytest.mark.parametrize("args,message", [(["--sizes", "line=big"], "expected family=size"),
-                                          (["--sizes", "lines=2000"], "no family lines"),
-                                          (["--priors", "uniform,flat"], "--priors: expected a comma-separated subset")])
+@pytest.mark.parametrize("args,message", [
+    (["--sizes", "line=big"], "expected family=size"),
+    (["--sizes", "lines=2000"], "no family lines"),
+    (["--sizes", "line=20x20"], "line takes one whole number, got 20x20"),
+    (["--sizes", "profile=100"], "profile takes PxC"),
+    (["--priors", "uniform,flat"], "--priors: expected a comma-separated subset"),
+])
 def test_the_entry_point_names_what_is_wrong_with_its_arguments(args, message, capsys):
     from benchmarks import bench_envelope
 

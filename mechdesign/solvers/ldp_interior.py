@@ -216,7 +216,8 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
     from mechdesign.solvers import ldp_interior_kernels as kernels
 
     top, w = it.top, work
-    T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2, w.invP, w.B, w.rK)
+    T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2, w.invP,
+                                       w.B, w.rK)
     newton = _Newton(w.B, T, W)
 
     def direction(c1, c2, out: _Direction) -> _Direction:

@@ -7,11 +7,12 @@ The notation is that of :mod:`mechdesign.solvers.ldp_interior`: the slacks s1 = 
 column's floor m_y) and s2 = e^ε m − K, their duals λ and ν, D1 = λ/s1, D2 = ν/s2, P = D1 + D2,
 B = (D1 + e^ε D2)/P, the stationarity residual r_K = C − u − λ + ν.
 
-The passes are bound partly by memory and partly by their divisions: the quantities that take a division (1/s1, 1/s2, 1/P, B) and
-r_K are stored once per iteration, the rest (D1 = λ/s1, the right-hand side's a = c1/s1, ...)
-is recomputed where it is needed, and a direction is stored as (ds1, dλ, dν) with its floors'
-dm (dK = ds1 + dm and ds2 = (e^ε − 1) dm − ds1 follow): a Gondzio corrector reads and writes
-29 arrays of |X|×|Y| entries, where storing everything took 37.
+The passes are bound partly by memory and partly by their divisions: the quantities that take
+a division (1/s1, 1/s2, 1/P, B) and r_K are stored once per iteration, the rest (D1 = λ/s1, the
+right-hand side's a = c1/s1, ...) is recomputed where it is needed, and a direction is stored as
+(ds1, dλ, dν) with its floors' dm (dK = ds1 + dm and ds2 = (e^ε − 1) dm − ds1 follow): a
+Gondzio corrector reads and writes 29 arrays of |X|×|Y| entries, where storing everything took
+37. (Recomputing the divisions as well was slower.)
 """
 
 from __future__ import annotations
