@@ -127,7 +127,9 @@ def test_both_declining_is_a_decline_with_both_reasons(monkeypatch):
         solve_interleaved(p[:, None] * L, 1.0)
 
 
-def test_a_problem_is_solved_to_its_own_gap_tolerance(monkeypatch):
+@pytest.mark.parametrize("epsilon,prior,loss", [(0.25, "zipf", "metric"), (1.0, "uniform", "squared"),
+                                               (6.0, "dirichlet", "random")])
+def test_a_problem_is_solved_to_its_own_gap_tolerance(epsilon, prior, loss, monkeypatch):
     # the interior point alone (column generation declines; its rounds would depend on the
     # turns' timing): a looser tolerance ends the solve in fewer steps, and each design lies
     # within its tolerance of the plain LP's optimum, under a bound that holds
@@ -136,12 +138,12 @@ def test_a_problem_is_solved_to_its_own_gap_tolerance(monkeypatch):
     from mechdesign.solvers import column_generation
 
     monkeypatch.setattr(column_generation, "resumable_run", lambda h: highspy.HighsModelStatus.kInfeasible)
-    p, L = _prior_and_loss("dirichlet", "random", 40, 40, seed=9)
-    optimum = ldp_lp(p[:, None] * L, 6.0)
+    p, L = _prior_and_loss(prior, loss, 40, 40, seed=9)
+    optimum = ldp_lp(p[:, None] * L, epsilon)
     rounds = []
     for tolerance in (1e-3, 1e-6):
-        problem = Problem(inputs=Domain.from_size(40), privacy=[LDP(6.0)], objective=ExpectedLoss(L, {"default": p}),
-                          gap_tolerance=tolerance)
+        problem = Problem(inputs=Domain.from_size(40), privacy=[LDP(epsilon)],
+                          objective=ExpectedLoss(L, {"default": p}), gap_tolerance=tolerance)
         result = problem.solve()
         assert result.status == "optimal" and result.holds
         assert result.solver["gap"] <= tolerance
