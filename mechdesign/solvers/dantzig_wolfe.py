@@ -396,7 +396,7 @@ def _solve_general(cost, distances, notion, points, gap: float, enough: float, l
 
 
 def _portfolio_then_fallbacks(cost, distances, notion, symmetry: Symmetry, gap: float, enough: float, limits,
-                      path: list[str], order: np.ndarray | None) -> ContextSolution:
+                              path: list[str], order: np.ndarray | None) -> ContextSolution:
     """:func:`_solve_general`'s steps under a found ``symmetry``, before the group average."""
     try:
         found = solve_portfolio(cost, distances, notion, symmetry, gap, limits, path, order, enough)

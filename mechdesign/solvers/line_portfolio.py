@@ -57,15 +57,14 @@ def neighbour_pairs(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, gap: float, limits,
                          path: list[str], repair=None, tolerance: float | None = None) -> ContextSolution:
-    """The exact design on sorted, distinct ``points`` (rows of ``cost`` in that order): the
-    turns end when the shared gap is within half of the smaller of ``gap`` and the problem's
-    ``tolerance`` (default ``gap``; :func:`~mechdesign.solvers.contexts.aimed_gap`: the rays on
-    their own price on to 1e-9, which costs them little, but an interior point's steps from 1e-6
-    to 1e-9 took seconds on 1,000 points) and,
-    when both decline, a gap within ``gap`` is accepted; at ``limits``' expiry, the best design
-    with the best bound.
-    ``repair`` (K -> private K or None) is applied to the interior point's design; what happened
-    is appended to ``path``."""
+    """The exact design on sorted, distinct ``points`` (rows of ``cost`` in that order). The
+    solve ends when the shared gap is within :func:`~mechdesign.solvers.contexts.aimed_gap` of
+    the smaller of ``gap`` and the problem's ``tolerance`` (default ``gap``): the rays on their
+    own price on to 1e-9, which costs them little, but an interior point's steps from 1e-6 to
+    1e-9 took seconds on 1,000 points. When both methods decline, a gap within ``gap`` is
+    accepted; at ``limits``' expiry, the best design with the best bound. ``repair`` (K ->
+    private K or None) is applied to the interior point's design; what happened is appended to
+    ``path``."""
     aim = aimed_gap(min(gap, gap if tolerance is None else tolerance))
     pairs = neighbour_pairs(points)
     turns = Turns({LineRounds.name: lambda: _DecliningRays(cost, points, epsilon, gap=gap),

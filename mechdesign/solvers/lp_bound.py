@@ -39,7 +39,7 @@ def _box_minimum(r_lo: np.ndarray, r_hi: np.ndarray, lower: np.ndarray, upper: n
         candidates = np.stack([r_lo * lower, r_lo * upper, r_hi * lower, r_hi * upper])
     zero_r = np.stack([r_lo == 0, r_lo == 0, r_hi == 0, r_hi == 0])
     candidates = np.where(zero_r, 0.0, candidates)
-    candidates = np.where(np.isnan(candidates), 0.0, candidates)  # (∞·0 only: r is a number here)
+    candidates = np.where(np.isnan(candidates), 0.0, candidates)  # ∞·0; a NaN end of r is −inf below
     return np.where(np.isnan(r_lo) | np.isnan(r_hi), -np.inf, candidates.min(axis=0))
 
 
