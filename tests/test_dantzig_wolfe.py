@@ -376,9 +376,9 @@ def test_line_box_pricing_cut_by_a_turn_goes_on_where_it_stopped(monkeypatch):
     priced = []
     price = line_rays.ConePricing.price
 
-    def counted(self, a, limits, fresh=False):
+    def counted(self, a, limits, fresh=False, slack=None):
         priced.append(fresh)
-        return price(self, a, limits, fresh)
+        return price(self, a, limits, fresh, slack)
 
     monkeypatch.setattr(line_rays.ConePricing, "price", counted)
 

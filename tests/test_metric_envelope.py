@@ -120,6 +120,45 @@ def test_line_rays_reach_the_remapped_geometric_optimum_at_small_epsilon(n, eps)
     assert "box pricing" in path[0]
 
 
+def neighbour_pair_lp(cost: np.ndarray, points: np.ndarray, eps: float) -> float:
+    """The design LP on sorted 1-D points with the pair rows of neighbouring points only (on a
+    line |x − z| is the sum of the gaps between them, so these rows imply every other pair)."""
+    n, m = cost.shape
+    x = np.arange(n - 1)
+    i, j = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
+    ratio = np.exp(eps * np.abs(points[i] - points[j]))
+    y = np.repeat(np.arange(m), i.size)
+    ii, jj, rr = np.tile(i, m), np.tile(j, m), np.tile(ratio, m)
+    r = np.arange(ii.size)
+    a_ub = sp.csr_matrix((np.concatenate([np.ones(r.size), -rr]),
+                          (np.concatenate([r, r]), np.concatenate([ii * m + y, jj * m + y]))),
+                         shape=(r.size, n * m))
+    a_eq = sp.kron(sp.eye(n), np.ones((1, m)), format="csr")
+    lp = linprog(cost.ravel(), A_ub=a_ub, b_ub=np.zeros(r.size), A_eq=a_eq, b_eq=np.ones(n),
+                 bounds=(0, None), method="highs", options=TIGHT)
+    assert lp.status == 0
+    return float(lp.fun)
+
+
+@pytest.mark.parametrize("eps,prior", [(2.0, "dirichlet"), (8.0, "dirichlet"), (8.0, "zipf")])
+def test_line_rays_prove_steep_optima_with_small_duals(eps, prior):
+    """150 points, squared loss, a skewed prior, costs scaled to max 1: the duals are 1e-7 and
+    below, under the noise level at which reduced costs are zeroed (1e-9 of an input's largest
+    cost, up to 150² times the near-diagonal ones) and under the box solver's absolute
+    tolerances. The rays' first master is optimal; their bound must prove it to 1e-8, not stop
+    1.8e-4 to 3.6e-3 short with no improving column."""
+    x = np.arange(150, dtype=float)
+    rng = np.random.default_rng(150)
+    p = rng.dirichlet(np.ones(x.size)) if prior == "dirichlet" else rng.permutation(1.0 / (x + 1) ** 1.1)
+    cost = p[:, None] * (x[:, None] - x[None]) ** 2
+    cost /= cost.max()
+    found = line_rays.solve_line(cost, x, eps, gap=1e-8)
+    optimum = neighbour_pair_lp(cost, x, eps)
+    assert found.objective == pytest.approx(optimum, rel=1e-7)
+    assert found.bound <= optimum * (1 + 1e-7)  # (the reference's tolerances are absolute)
+    assert found.objective - found.bound <= 1e-8 * found.objective
+
+
 @pytest.mark.parametrize("eps", [2.0, 4.0])
 def test_cone_rays_close_the_gap_where_far_pairs_matter(eps):
     """10 × 10 grid, uniform prior, Euclidean loss: with pairs beyond e^12 left out of pricing the

@@ -162,12 +162,14 @@ RESOLVE_SLACK = 1e-9
 
 
 def polished_box_minimum(h, a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray,
-                         value: float) -> float:
+                         value: float, slack: float | None = None) -> float:
     """:func:`proven_box_minimum` of a solved box model whose minimiser has value ``value``;
-    when it lags that value by more than RESOLVE_SLACK, the larger of it and the bound of a
-    solve from scratch."""
+    when it lags that value by more than ``slack`` (default RESOLVE_SLACK·max(1, max|a|)), the
+    larger of it and the bound of a solve from scratch."""
     proven = proven_box_minimum(h, a, i, j, coef)
-    if value - proven > RESOLVE_SLACK * max(1.0, float(np.abs(a).max())):
+    if slack is None:
+        slack = RESOLVE_SLACK * max(1.0, float(np.abs(a).max()))
+    if value - proven > slack:
         h.clearSolver()
         run_to_optimum(h)
         proven = max(proven, proven_box_minimum(h, a, i, j, coef))
