@@ -9,6 +9,7 @@ from mechdesign import Domain, Metric, Problem
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import AUDIT_TOL, MetricPrivacy
 from mechdesign.solvers import cone_pricing, dantzig_wolfe, symmetry
+from mechdesign.solvers.line_portfolio import neighbour_pairs
 from mechdesign.solvers.line_rays import LinePricing
 from mechdesign.solvers.ray_master import capped_sum
 from tests.strategies import lattice_points, loss_matrices, probability_vectors, vectors
@@ -246,6 +247,23 @@ def test_pricing_value_is_a_proven_lower_bound_on_the_cone_minimum(a, eps):
     A[rows, pricing.rj] = -pricing.rcoef
     exact = linprog(a, A_ub=A, b_ub=np.zeros(rows.size), bounds=[(0, 1)] * 25, method="highs").fun
     assert value <= exact + 1e-9 and value == pytest.approx(exact, abs=1e-8)
+
+
+@pytest.mark.parametrize("tiny", [1e-6, 1e-9, 1e-12])
+def test_pricing_proves_a_zero_minimum_to_the_scale_of_the_negative_costs(tiny):
+    """A column on a line of 60 points at ε = 8 whose only negative costs are ``tiny`` (at the
+    odd points), next to costs of 1 at the even ones: any v in the cone with peak 1 at an odd
+    point carries at least e^{−8} at its even neighbours, so a·v >= v_peak(−tiny·(1 + 2e^{−8}·…)
+    + 2e^{−8}) > 0 and the box minimum is 0 (v = 0). The proven bound must sit within round-off
+    of the negative costs' own scale, not at the LP solver's absolute tolerances (before the
+    costs were scaled: −3e-11 here at 1e-12, −7e-10 per column on a 1,000-point line)."""
+    x = np.arange(60, dtype=float)
+    a = np.where(np.arange(60) % 2 == 1, -tiny, 1.0)
+    pricing = cone_pricing.ConePricing(60, neighbour_pairs(x), 8.0)
+    proven, v = pricing.price(a)
+    assert proven <= 0.0
+    assert proven >= -1e-6 * tiny
+    assert v @ a >= -1e-6 * tiny
 
 
 def test_an_approximate_run_stops_within_its_tolerance_and_brackets_the_optimum(monkeypatch):

@@ -25,10 +25,14 @@ Pricing is exact in two ways.
   closed the gap to 1.5e-8 in the same time.)
 
 The master's duals carry round-off: a reduced cost of −1e-11 on one input, multiplied by a ray
-ratio e^{εd} of e^18, would look like a real improvement. Reduced costs within 1e-9·max|C| of
-zero are therefore priced as zero; the Lagrangian bound then adds back, per input, the most
-negative reduced cost so set to zero (:func:`zeroed_slack`), so it stays a lower bound whatever
-the accuracy of the master's duals.
+ratio e^{εd} of e^18, would look like a real improvement. Reduced costs within 1e-9 of their
+input's largest cost are therefore priced as zero; the Lagrangian bound then adds back, per
+input, the most negative reduced cost so set to zero (:func:`zeroed_slack`), so it stays a lower
+bound whatever the accuracy of the master's duals. At large ε the duals themselves can lie under
+that level (steep rays, costs far from the diagonal a million times the near ones); when the
+zeroing holds most of the gap open, the exact reduced costs are priced as well
+(:meth:`LineRounds._price_unzeroed`), and a column enters the master only if it improves at its
+exact reduced cost.
 """
 
 from __future__ import annotations
