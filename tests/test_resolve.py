@@ -140,3 +140,33 @@ def test_a_degenerate_lp_where_the_simplex_stalls_is_finished_by_the_interior_po
                      privacy=[MetricPrivacy(1.0)]).solve(solver="highs")
     assert result.status == "optimal", result.message
     assert result.objective == pytest.approx(10 / 11, rel=1e-12)
+
+
+#: four inputs under ε-LDP at ε = 28 (pair coefficients e^28): the first solve's gap stayed
+#: open at a value of 2e-12, and HiGHS's interior point, one of the re-solve strategies, never
+#: returned on the LP in units of that value
+STEEP_LDP = {"name": "steep-ldp", "inputs": {"size": 4}, "metric": {"kind": "absolute"},
+             "distributions": {"prior": [0.0, 0.3076923076923077, 0.23076923076923078, 0.46153846153846156]},
+             "privacy": [{"notion": "ldp", "epsilon": 28.130613525479635}],
+             "objective": {"kind": "expected-loss", "prior": "prior", "loss": "hamming"}}
+
+
+def test_a_resolve_strategy_that_does_not_return_is_held_to_its_budget():
+    result = problem_from_dict(STEEP_LDP).solve()
+    assert result.status == "optimal", result.message
+    assert all(a.holds for a in result.certificate)
+    eps = STEEP_LDP["privacy"][0]["epsilon"]
+    assert 0.0 <= result.objective <= 3.0 / (np.exp(eps) + 3.0)  # k-ary randomized response's loss
+    assert result.solver["bound"] <= result.objective
+
+
+def test_a_resolve_stopped_by_its_budget_gives_no_design_and_no_status(monkeypatch):
+    from mechdesign.design import resolve
+
+    monkeypatch.setattr(resolve, "BUDGET_FACTOR", 0.0)
+    monkeypatch.setattr(resolve, "BUDGET_FLOOR", 1e-9)  # every re-solve stopped at once
+    result = problem_from_dict(STEEP_LDP).solve()
+    runs = result.solver["resolves"]
+    assert runs and all(run["status"].startswith("stopped after its budget") for run in runs)
+    assert result.status == "failed"  # the first run's certified design, not "time-limit"
+    assert all(a.holds for a in result.certificate)

@@ -11,8 +11,11 @@ units of the value just found puts the tolerances where the optimum is.
 Each re-solve tries another HiGHS strategy (:data:`HIGHS_RESOLVES`) in units of the best value
 so far; the best certified design and the best proven bound are kept — a bound proven on any
 run bounds the optimum, so it serves every design — until the gap is within the tolerance, the
-strategies are exhausted, or the time limit leaves no room. Every run costs what the first did,
-so nothing here hands the problem to a route slower than the one that already finished.
+strategies are exhausted, or the time limit leaves no room. Each run is held to a budget of
+:data:`BUDGET_FACTOR` times the first run's seconds (at least :data:`BUDGET_FLOOR`), within the
+solve's own limit: a strategy should cost what the first did, but HiGHS's interior point never
+returned on some badly scaled LPs (four inputs under ε-LDP at ε = 28, coefficients e^28, in units
+of a value of 3e-12). A run stopped by its budget contributes only a bound it proves.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ import math
 from mechdesign.core.limits import Limits, relative_gap
 from mechdesign.design.result import Result
 from mechdesign.solvers.convex_route import HIGHS_RESOLVES, run_solver
+
+#: a re-solve may take this many times the seconds the first run took (compiling and solving)
+BUDGET_FACTOR = 10.0
+#: and at least this many seconds
+BUDGET_FLOOR = 5.0
 
 
 def needs_resolve(result: Result) -> bool:
@@ -36,18 +44,22 @@ def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: boo
     """The best of ``result`` and re-solves of ``problem`` in units of the best value (see the
     module docstring); the returned result's ``solver["resolves"]`` lists each run."""
     best, bound = result, _proven_bound(result)
+    first = float(result.solver.get("compile_seconds") or 0.0) + float(result.solver.get("solve_seconds") or 0.0)
+    budget = max(BUDGET_FACTOR * first, BUDGET_FLOOR)
     runs = []
     for variant in HIGHS_RESOLVES:
         if limits.expired() or best.status == "optimal":
             break
         program = problem.compile(scale=best.objective)
         program.highs_variant = dict(variant)
-        raw, outcome = run_solver(program, solver, verbose, limits)
+        raw, outcome = run_solver(program, solver, verbose, Limits(min(budget, limits.remaining())))
         attempt = problem.finish(raw, outcome, limits)
-        runs.append({"scale": best.objective, "options": dict(variant), "status": attempt.status,
+        cut = attempt.status == "time-limit" and not limits.expired()  # stopped by its budget
+        runs.append({"scale": best.objective, "options": dict(variant),
+                     "status": f"stopped after its budget of {budget:.3g} s" if cut else attempt.status,
                      "objective": attempt.objective, "bound": attempt.solver.get("bound")})
         bound = max(bound, _proven_bound(attempt))
-        if _better(attempt, best):
+        if not cut and _better(attempt, best):
             attempt.solver.setdefault("special_solvers", result.solver.get("special_solvers"))
             best = attempt
         best = _with_bound(problem, best, bound)
