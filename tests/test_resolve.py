@@ -97,10 +97,12 @@ def remapped_geometric_loss(prior: np.ndarray, loss: np.ndarray, eps: float) -> 
     return float((joint.T @ loss).min(axis=1).sum())  # each output z remapped to its best r
 
 
-def test_a_line_context_whose_gap_stays_open_is_solved_again_in_units_of_its_value():
+def test_a_line_context_far_below_its_largest_cost_is_proven_to_a_tight_tolerance():
     # 210 points (more entries than the plain LP takes over), a Zipf prior and the squared loss
-    # at ε = 0.1: the largest cost is 200 times the optimum, and the first run's proven gap
-    # (6e-7) misses a tolerance of 1e-7; the second run, in units of the value, closes it
+    # at ε = 0.1: the largest cost is 200 times the optimum. With thresholds absolute in the
+    # costs' units the rays' first run stopped at a proven gap of 6e-7 against a tolerance of
+    # 1e-7, and a second run in units of the value closed it; with thresholds relative to the
+    # value the first run closes it. Either way the solve ends optimal at the closed form.
     n, eps = 210, 0.1
     prior = 1.0 / np.arange(1, n + 1) ** 1.1
     prior /= prior.sum()
@@ -111,7 +113,7 @@ def test_a_line_context_whose_gap_stays_open_is_solved_again_in_units_of_its_val
     result = problem.solve()
     assert result.status == "optimal", result.message
     runs = [step for step in result.solver["path"] if "design from" in step]  # one summary per run
-    assert len(runs) == 2  # the second run is recorded
+    assert len(runs) in (1, 2)  # a second run, when there is one, is recorded
     optimum = remapped_geometric_loss(prior, loss, eps)
     assert result.objective == pytest.approx(optimum, rel=1e-9)
     assert result.solver["bound"] <= optimum * (1 + 1e-12)
