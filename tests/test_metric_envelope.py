@@ -28,15 +28,14 @@ LOSSES = ["metric", "squared", "random"]
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
-def all_pairs_lp(cost: np.ndarray, d: np.ndarray, eps: float) -> float:
-    """min Σ C K over row-stochastic K with K[x, y] <= e^{ε d(x, x')} K[x', y] for every ordered
-    pair x != x' and every output y (no reduction, no decomposition)."""
+def pair_rows_lp(cost: np.ndarray, i: np.ndarray, j: np.ndarray, ratio: np.ndarray) -> float:
+    """min Σ C K over row-stochastic K with K[i, y] <= ratio·K[j, y] for the given ordered pairs
+    and every output y, written out in full and solved by scipy's HiGHS at tight tolerances."""
     n, m = cost.shape
-    i, j = np.nonzero(~np.eye(n, dtype=bool))
     y = np.repeat(np.arange(m), i.size)
-    ii, jj = np.tile(i, m), np.tile(j, m)
+    ii, jj, rr = np.tile(i, m), np.tile(j, m), np.tile(ratio, m)
     r = np.arange(ii.size)
-    a_ub = sp.csr_matrix((np.concatenate([np.ones(r.size), -np.exp(eps * d[ii, jj])]),
+    a_ub = sp.csr_matrix((np.concatenate([np.ones(r.size), -rr]),
                           (np.concatenate([r, r]), np.concatenate([ii * m + y, jj * m + y]))),
                          shape=(r.size, n * m))
     a_eq = sp.kron(sp.eye(n), np.ones((1, m)), format="csr")
@@ -44,6 +43,13 @@ def all_pairs_lp(cost: np.ndarray, d: np.ndarray, eps: float) -> float:
                  bounds=(0, None), method="highs", options=TIGHT)
     assert lp.status == 0
     return float(lp.fun)
+
+
+def all_pairs_lp(cost: np.ndarray, d: np.ndarray, eps: float) -> float:
+    """min Σ C K over row-stochastic K with K[x, y] <= e^{ε d(x, x')} K[x', y] for every ordered
+    pair x != x' and every output y (no reduction, no decomposition)."""
+    i, j = np.nonzero(~np.eye(cost.shape[0], dtype=bool))
+    return pair_rows_lp(cost, i, j, np.exp(eps * d[i, j]))
 
 
 def instance(points: np.ndarray, prior: str, loss: str, seed: int) -> np.ndarray:
@@ -123,21 +129,9 @@ def test_line_rays_reach_the_remapped_geometric_optimum_at_small_epsilon(n, eps)
 def neighbour_pair_lp(cost: np.ndarray, points: np.ndarray, eps: float) -> float:
     """The design LP on sorted 1-D points with the pair rows of neighbouring points only (on a
     line |x − z| is the sum of the gaps between them, so these rows imply every other pair)."""
-    n, m = cost.shape
-    x = np.arange(n - 1)
+    x = np.arange(cost.shape[0] - 1)
     i, j = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
-    ratio = np.exp(eps * np.abs(points[i] - points[j]))
-    y = np.repeat(np.arange(m), i.size)
-    ii, jj, rr = np.tile(i, m), np.tile(j, m), np.tile(ratio, m)
-    r = np.arange(ii.size)
-    a_ub = sp.csr_matrix((np.concatenate([np.ones(r.size), -rr]),
-                          (np.concatenate([r, r]), np.concatenate([ii * m + y, jj * m + y]))),
-                         shape=(r.size, n * m))
-    a_eq = sp.kron(sp.eye(n), np.ones((1, m)), format="csr")
-    lp = linprog(cost.ravel(), A_ub=a_ub, b_ub=np.zeros(r.size), A_eq=a_eq, b_eq=np.ones(n),
-                 bounds=(0, None), method="highs", options=TIGHT)
-    assert lp.status == 0
-    return float(lp.fun)
+    return pair_rows_lp(cost, i, j, np.exp(eps * np.abs(points[i] - points[j])))
 
 
 @pytest.mark.parametrize("eps,prior", [(2.0, "dirichlet"), (8.0, "dirichlet"), (8.0, "zipf")])
