@@ -115,7 +115,7 @@ class ConePricing:
         next to entries of 1 were certified only to −7e-10 per column (v = 0 optimal; 410
         columns left a 2e-4 relative gap on a 1,000-point line at ε = 2), scaled to −3e-16."""
         lowest = float(a.min())
-        if np.isnan(lowest):  # (no claim on costs that are not numbers)
+        if not np.isfinite(lowest):  # a cost of −inf, or not a number: no claim
             return -np.inf, np.zeros(self.n)
         if lowest >= 0.0:  # v = 0 is a minimiser: nothing negative to price
             return 0.0, np.zeros(self.n)
