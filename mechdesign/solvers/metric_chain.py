@@ -69,11 +69,12 @@ class ChainNewton(BlockSystem):
         self.factor = shifted_cholesky(total + np.tril(total, -1).T)
         # the solves run with the outputs innermost
         self.diag, self.low = np.ascontiguousarray(self.diag.T), np.ascontiguousarray(self.low.T)
+        self.scale_rows = np.ascontiguousarray(self.scale.T)
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] for every output y, as a (g, m) array."""
         from mechdesign.solvers.metric_interior_kernels import chain_solves
 
-        out = v * self.scale.T
-        chain_solves(self.diag, self.low, out)
-        return out * self.scale.T
+        out = np.empty_like(self.scale_rows)
+        chain_solves(self.diag, self.low, self.scale_rows, np.ascontiguousarray(v), out)
+        return out

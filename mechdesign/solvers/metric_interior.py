@@ -468,6 +468,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     programming”, Comput. Optim. Appl. 1996). The solves are refined once the dual equation's
     residual could take more than ``refine_above`` from the bound."""
     from mechdesign.solvers.metric_interior_kernels import (
+        centred_targets,
         move_slacks,
         outside_limit,
         stepped_products,
@@ -490,8 +491,9 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     lo, hi = 0.1 * target, 10.0 * target
     for _ in range(MAX_CORRECTORS):
         goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
-        trial_tK = tK + _centring((it.K + goal_p * step.dK) * (it.mu + goal_d * step.dmu), lo, hi)
-        trial_tS = tS + _centring((it.S + goal_p * step.dS) * (it.lam + goal_d * step.dlam), lo, hi)
+        trial_tK, trial_tS = np.empty_like(tK), np.empty_like(tS)
+        centred_targets(it.K, step.dK, it.mu, step.dmu, goal_p, goal_d, tK, lo, hi, trial_tK)
+        centred_targets(it.S, step.dS, it.lam, step.dlam, goal_p, goal_d, tS, lo, hi, trial_tS)
         trial = _Direction(lp, it, newton, r_d, r_p, trial_tK, trial_tS)
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
@@ -553,9 +555,3 @@ def _join(lp: _Reduced, it: _Iterate, pair: np.ndarray, out: np.ndarray) -> None
     it.S = np.concatenate([it.S, slack])
     it.lam = np.concatenate([it.lam, lam])
     it._drop_slack_when_complete()
-
-
-def _centring(products: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """The change that moves each complementarity product into [lo, hi], the large ones' change
-    capped at −hi (Gondzio's rule)."""
-    return np.maximum(np.clip(products, lo, hi) - products, -hi)

@@ -35,9 +35,12 @@ def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.nda
     for k in range(p.size):
         dz = (tt[k] - z[k] * dp[k]) / p[k]
         o[k] = dz
-        if dp[k] < 0.0 and -p[k] / dp[k] < a_p:
+        # the ratio tests divide only where the step so far would cross zero (primal and dual
+        # are positive, so that is where the ratio is a new minimum): a division for every
+        # decreasing entry took two thirds of the pass
+        if p[k] + a_p * dp[k] < 0.0:
             a_p = -p[k] / dp[k]
-        if dz < 0.0 and -z[k] / dz < a_d:
+        if z[k] + a_d * dz < 0.0:
             a_d = -z[k] / dz
     return a_p, a_d
 
@@ -51,6 +54,17 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
     for k in range(fx.size):
         total += (fx[k] + a_p * fdx[k]) * (fz[k] + a_d * fdz[k])
     return total
+
+
+@njit(cache=True, nogil=True)
+def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, goal_p: float, goal_d: float,
+                    t: np.ndarray, lo: float, hi: float, out: np.ndarray) -> None:
+    """Gondzio's corrected targets in one pass: out = t + the change that moves each trial
+    product (x + goal_p dx)(z + goal_d dz) into [lo, hi], the large ones' change capped at −hi."""
+    fx, fdx, fz, fdz, ft, o = x.ravel(), dx.ravel(), z.ravel(), dz.ravel(), t.ravel(), out.ravel()
+    for k in range(fx.size):
+        v = (fx[k] + goal_p * fdx[k]) * (fz[k] + goal_d * fdz[k])
+        o[k] = ft[k] + max(min(max(v, lo), hi) - v, -hi)
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -183,22 +197,30 @@ def chain_cholesky(off: np.ndarray, diag: np.ndarray, low: np.ndarray) -> bool:
     return True
 
 
-@njit(cache=True)
-def chain_solves(diag: np.ndarray, low: np.ndarray, v: np.ndarray) -> None:
-    """v[:, y] <- (L_y L_yᵀ)⁻¹ v[:, y] for every output y, in place, from the bidiagonal factors
-    of :func:`chain_cholesky` given transposed, diag (g, m) and low (g − 1, m): the substitutions
-    run down and up the rows with the outputs innermost, so that every access is contiguous."""
+@njit(cache=True, nogil=True)
+def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+    """out[:, y] <- D_y (L_y L_yᵀ)⁻¹ D_y v[:, y] for every output y, from the bidiagonal factors
+    of :func:`chain_cholesky` given transposed, diag (g, m) and low (g − 1, m), and the blocks'
+    scaling D_y = diag(scale[:, y]) given transposed too (g, m): the substitutions run down and
+    up the rows with the outputs innermost, so that every access is contiguous, and the scalings
+    ride along the first and the last pass (the back substitution keeps its row of unscaled
+    values in ``previous``)."""
     g, m = diag.shape
     for y in range(m):
-        v[0, y] /= diag[0, y]
+        out[0, y] = scale[0, y] * v[0, y] / diag[0, y]
     for i in range(1, g):
         for y in range(m):
-            v[i, y] = (v[i, y] - low[i - 1, y] * v[i - 1, y]) / diag[i, y]
+            out[i, y] = (scale[i, y] * v[i, y] - low[i - 1, y] * out[i - 1, y]) / diag[i, y]
+    previous = np.empty(m)
     for y in range(m):
-        v[g - 1, y] /= diag[g - 1, y]
+        w = out[g - 1, y] / diag[g - 1, y]
+        previous[y] = w
+        out[g - 1, y] = w * scale[g - 1, y]
     for i in range(g - 2, -1, -1):
         for y in range(m):
-            v[i, y] = (v[i, y] - low[i, y] * v[i + 1, y]) / diag[i, y]
+            w = (out[i, y] - low[i, y] * previous[y]) / diag[i, y]
+            previous[y] = w
+            out[i, y] = w * scale[i, y]
 
 
 #: the columns of the chain's inverse sum that share one pass over a row's ratios
@@ -278,21 +300,31 @@ def _chain_bands(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, total: 
                 total[i, j0 + b] += acc
 
 
-@njit(cache=True)
-def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    """out[k] = c[k] K[b[k], y[k]] − K[a[k], y[k]]: G K on the working set's rows."""
-    for k in range(out.size):
-        out[k] = c[k] * K[b[k], y[k]] - K[a[k], y[k]]
+@njit(cache=True, nogil=True)
+def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray, first: np.ndarray,
+               length: np.ndarray, out: np.ndarray) -> None:
+    """out[k] = c K[b, y] − K[a, y] for the working set's rows k, given as runs (see
+    :class:`~mechdesign.solvers.metric_rows.Rows`): run r is the rows start[r] … start[r] +
+    length[r] − 1 of pair (a[r], b[r]) with coefficient c[r], on the outputs first[r] onwards."""
+    for r in range(start.size):
+        k0, y0, cr = start[r], first[r], c[r]
+        low, high = K[a[r]], K[b[r]]
+        for t in range(length[r]):
+            out[k0 + t] = cr * high[y0 + t] - low[y0 + t]
 
 
-@njit(cache=True)
-def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
-                   out: np.ndarray) -> None:
-    """out += Gᵀ values over the working set's rows: −values[k] at (a[k], y[k]) and
-    c[k] values[k] at (b[k], y[k])."""
-    for k in range(values.size):
-        out[a[k], y[k]] -= values[k]
-        out[b[k], y[k]] += c[k] * values[k]
+@njit(cache=True, nogil=True)
+def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
+                   first: np.ndarray, length: np.ndarray, out: np.ndarray) -> None:
+    """out += Gᵀ values over the working set's runs of rows (as in :func:`rows_slack`):
+    −values[k] at (a, y) and c values[k] at (b, y)."""
+    for r in range(start.size):
+        k0, y0, cr = start[r], first[r], c[r]
+        low, high = out[a[r]], out[b[r]]
+        for t in range(length[r]):
+            v = values[k0 + t]
+            low[y0 + t] -= v
+            high[y0 + t] += cr * v
 
 
 @njit(cache=True)
@@ -307,16 +339,21 @@ def rows_blocks(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
         blocks[yk, bk, ak] -= ck * w
 
 
-@njit(cache=True)
-def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
-               diagonal: np.ndarray, off: np.ndarray) -> None:
-    """The tridiagonal blocks' diagonals (m, g) and off-diagonals (m, g − 1) += Σ over the rows
-    of weight · g gᵀ, when every pair joins neighbours (|a − b| = 1)."""
-    for k in range(weights.size):
-        w, ck, yk, ak, bk = weights[k], c[k], y[k], a[k], b[k]
-        diagonal[yk, ak] += w
-        diagonal[yk, bk] += ck * ck * w
-        off[yk, min(ak, bk)] -= ck * w
+@njit(cache=True, nogil=True)
+def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
+               first: np.ndarray, length: np.ndarray, diagonal: np.ndarray, off: np.ndarray) -> None:
+    """The tridiagonal blocks' diagonals (g, m) and off-diagonals (g − 1, m), outputs innermost,
+    += Σ over the runs of rows (as in :func:`rows_slack`) of weight · g gᵀ, when every pair
+    joins neighbours (|a − b| = 1)."""
+    for r in range(start.size):
+        k0, y0, cr = start[r], first[r], c[r]
+        at_a, at_b, between = diagonal[a[r]], diagonal[b[r]], off[min(a[r], b[r])]
+        square = cr * cr
+        for t in range(length[r]):
+            w = weights[k0 + t]
+            at_a[y0 + t] += w
+            at_b[y0 + t] += square * w
+            between[y0 + t] -= cr * w
 
 
 @njit(cache=True, nogil=True)

@@ -37,6 +37,14 @@ class Rows:
         self.out = np.concatenate([self.out, out])
         lp = self.lp
         self.a, self.b, self.c = lp.a[self.pair], lp.b[self.pair], lp.coef[self.pair]
+        # the runs: maximal stretches of rows of one pair on consecutive outputs, over which
+        # the maps read and write K's rows contiguously (the rows of the first set come pair by
+        # pair, their outputs in order: a pair's rows on every output are one run)
+        breaks = np.ones(self.size, dtype=bool)
+        breaks[1:] = (self.pair[1:] != self.pair[:-1]) | (self.out[1:] != self.out[:-1] + 1)
+        start = np.flatnonzero(breaks)
+        self.runs = (self.a[start], self.b[start], self.c[start], start, self.out[start],
+                     np.diff(np.append(start, self.size)))
 
     def gather(self, full: np.ndarray) -> np.ndarray:
         """The rows' entries of a (pairs, outputs) array."""
@@ -47,7 +55,7 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_slack
 
         out = np.empty(self.size)
-        rows_slack(K, self.a, self.b, self.c, self.out, out)
+        rows_slack(K, *self.runs, out)
         return out
 
     def transpose(self, values: np.ndarray) -> np.ndarray:
@@ -55,7 +63,7 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_transpose
 
         out = np.zeros((self.inputs, self.outputs))
-        rows_transpose(values, self.a, self.b, self.c, self.out, out)
+        rows_transpose(values, *self.runs, out)
         return out
 
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,6 +71,7 @@ class Rows:
         their diagonals (outputs, inputs) and off-diagonals (outputs, inputs − 1)."""
         from mechdesign.solvers.metric_interior_kernels import rows_chain
 
-        diagonal, off = np.zeros((self.outputs, self.inputs)), np.zeros((self.outputs, self.inputs - 1))
-        rows_chain(weights, self.a, self.b, self.c, self.out, diagonal, off)
-        return diagonal, off
+        # summed with the outputs innermost (contiguous runs), then turned to the blocks' layout
+        diagonal, off = np.zeros((self.inputs, self.outputs)), np.zeros((self.inputs - 1, self.outputs))
+        rows_chain(weights, *self.runs, diagonal, off)
+        return np.ascontiguousarray(diagonal.T), np.ascontiguousarray(off.T)
