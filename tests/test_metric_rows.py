@@ -1,0 +1,113 @@
+"""The interior point's working set of pair rows walks its rows as runs (one pair on consecutive
+outputs); its maps must equal the pair map G applied densely whatever order the rows joined in,
+and the compiled ratio tests must give the step lengths a direct computation gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mechdesign.solvers.metric_interior_kernels import centred_targets, recover
+from mechdesign.solvers.metric_rows import Rows
+
+
+class _Pairs:
+    """The part of the interior point's reduced LP the rows read: pairs (a, b), coefficients."""
+
+    def __init__(self, a, b, coef, g, m):
+        self.a, self.b, self.coef = a, b, coef
+        self.cost = np.zeros((g, m))
+        p = a.size
+        rows = np.concatenate([np.arange(p)] * 2)
+        self.G = sp.csr_matrix((np.concatenate([-np.ones(p), coef]), (rows, np.concatenate([a, b]))), shape=(p, g))
+
+
+def _line(g, m, rng):
+    x = np.arange(g - 1)
+    a, b = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
+    return _Pairs(a, b, np.exp(rng.random(a.size)), g, m)
+
+
+def _scattered(g, m, rng):
+    a = rng.integers(0, g, 40)
+    b = (a + 1 + rng.integers(0, g - 1, 40)) % g
+    return _Pairs(a, b, np.exp(rng.random(a.size)), g, m)
+
+
+def _joined_in_random_order(lp, m, rng):
+    """A first set of some pairs on every output, then the other rows joining in shuffled
+    batches (so that runs are broken, short, and out of pair order)."""
+    p = lp.a.size
+    first = np.zeros((p, m), bool)
+    first[rng.random(p) < 0.4] = True
+    rows = Rows(lp, first)
+    rest = np.argwhere(~first)
+    rng.shuffle(rest)
+    for batch in np.array_split(rest, 3):
+        if batch.size:
+            rows.add(batch[:, 0], batch[:, 1])
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("shape", [_line, _scattered])
+def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape):
+    rng = np.random.default_rng(seed)
+    g, m = 7, 5
+    lp = shape(g, m, rng)
+    rows = _joined_in_random_order(lp, m, rng)
+    assert rows.size == lp.a.size * m
+    K = rng.random((g, m))
+    dense = lp.G @ K
+    np.testing.assert_allclose(rows.slack(K), dense[rows.pair, rows.out], rtol=1e-14)
+    values = rng.standard_normal(rows.size)
+    full = np.zeros((lp.a.size, m))
+    full[rows.pair, rows.out] = values
+    np.testing.assert_allclose(rows.transpose(values), lp.G.T @ full, rtol=1e-13, atol=1e-14)
+    if shape is _line:  # the tridiagonal blocks: G_yᵀ diag(w) G_y for every output
+        weights = rng.random(rows.size)
+        diagonal, off = rows.chain(weights)
+        w = np.zeros((lp.a.size, m))
+        w[rows.pair, rows.out] = weights
+        for y in range(m):
+            block = (lp.G.T @ sp.diags(w[:, y]) @ lp.G).toarray()
+            np.testing.assert_allclose(diagonal[y], np.diag(block), rtol=1e-13)
+            np.testing.assert_allclose(off[y], np.diag(block, -1), rtol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ratio_tests_give_the_largest_interior_steps(seed):
+    rng = np.random.default_rng(seed)
+    n = 200
+    primal, dual = rng.random(n) + 1e-3, rng.random(n) + 1e-3
+    dprimal = rng.standard_normal(n) * rng.choice([0.1, 1.0, 10.0])
+    t = rng.standard_normal(n) * 0.01
+    out = np.empty(n)
+    a_p, a_d = recover(t, dual, dprimal, primal, out)
+    ddual = (t - dual * dprimal) / primal
+    np.testing.assert_allclose(out, ddual, rtol=1e-15)
+    expect_p = min(1.0, *(-primal[dprimal < 0] / dprimal[dprimal < 0]))
+    expect_d = min(1.0, *(-dual[ddual < 0] / ddual[ddual < 0]))
+    assert a_p == pytest.approx(expect_p, rel=1e-15)
+    assert a_d == pytest.approx(expect_d, rel=1e-15)
+    # the steps found keep everything non-negative, and a step a hair longer would not
+    assert np.all(primal + a_p * dprimal >= -1e-15) and np.all(dual + a_d * ddual >= -1e-15)
+    if a_p < 1.0:
+        assert np.any(primal + 1.001 * a_p * dprimal < 0)
+
+
+def test_centred_targets_move_products_into_the_band():
+    rng = np.random.default_rng(3)
+    x, z = rng.random(50), rng.random(50)
+    dx, dz = rng.standard_normal(50) * 0.1, rng.standard_normal(50) * 0.1
+    t = rng.standard_normal(50)
+    lo, hi = 0.02, 0.2
+    out = np.empty(50)
+    centred_targets(x, dx, z, dz, 0.7, 0.4, t, lo, hi, out)
+    v = (x + 0.7 * dx) * (z + 0.4 * dz)
+    inside, low, high = (v >= lo) & (v <= hi), v < lo, v > hi
+    assert np.all(out[inside] == t[inside])
+    np.testing.assert_allclose(out[low], t[low] + (lo - v[low]), rtol=1e-14)
+    np.testing.assert_allclose(out[high], t[high] + np.maximum(hi - v[high], -hi), rtol=1e-14)
+    assert np.any(low) and np.any(high) and np.any(inside)
