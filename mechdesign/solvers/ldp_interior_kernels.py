@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 #: the kernels' floating-point licence: sums may be reassociated and products fused (so that the
-#: per-row sums and the lines' arithmetic vectorise), nothing else (no-NaN or no-infinity
+#: per-row sums and the loops' arithmetic vectorise), nothing else (no-NaN or no-infinity
 #: assumptions would hide a breakdown from the step lengths' finiteness check)
 _FAST = {"reassoc", "contract"}
 
