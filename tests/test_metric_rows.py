@@ -8,31 +8,26 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from mechdesign.solvers.metric_interior import _Reduced
 from mechdesign.solvers.metric_interior_kernels import centred_targets, recover
 from mechdesign.solvers.metric_rows import Rows
 
 
-class _Pairs:
-    """The part of the interior point's reduced LP the rows read: pairs (a, b), coefficients."""
-
-    def __init__(self, a, b, coef, g, m):
-        self.a, self.b, self.coef = a, b, coef
-        self.cost = np.zeros((g, m))
-        p = a.size
-        rows = np.concatenate([np.arange(p)] * 2)
-        self.G = sp.csr_matrix((np.concatenate([-np.ones(p), coef]), (rows, np.concatenate([a, b]))), shape=(p, g))
-
-
 def _line(g, m, rng):
+    """The reduced LP of points on a line with their neighbour pairs (a chain)."""
+    points = np.sort(rng.random(g))
     x = np.arange(g - 1)
-    a, b = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
-    return _Pairs(a, b, np.exp(rng.random(a.size)), g, m)
+    i, j = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
+    return _Reduced(np.zeros((g, m)), i, j, np.abs(points[i] - points[j]), 1.0)
 
 
 def _scattered(g, m, rng):
-    a = rng.integers(0, g, 40)
-    b = (a + 1 + rng.integers(0, g - 1, 40)) % g
-    return _Pairs(a, b, np.exp(rng.random(a.size)), g, m)
+    """The reduced LP of points in the plane with every ordered pair."""
+    points = rng.random((g, 2))
+    i, j = (index.ravel() for index in np.meshgrid(np.arange(g), np.arange(g), indexing="ij"))
+    keep = i != j
+    i, j = i[keep], j[keep]
+    return _Reduced(np.zeros((g, m)), i, j, np.linalg.norm(points[i] - points[j], axis=1), 1.0)
 
 
 def _joined_in_random_order(lp, m, rng):
@@ -56,6 +51,7 @@ def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape):
     rng = np.random.default_rng(seed)
     g, m = 7, 5
     lp = shape(g, m, rng)
+    assert lp.chain == (shape is _line)
     rows = _joined_in_random_order(lp, m, rng)
     assert rows.size == lp.a.size * m
     K = rng.random((g, m))
