@@ -16,7 +16,9 @@ import numpy as np
 
 class Rows:
     """The rows of ``member`` (pairs × outputs, bool) of the reduced LP ``lp`` (its pairs' a, b
-    and coefficients), in the order they joined."""
+    and coefficients), in the order they joined: per row its pair, output, a, b and c, and
+    ``runs``, the same rows as maximal stretches of one pair on consecutive outputs (a, b, c,
+    first row, first output, length per run), which the maps walk."""
 
     def __init__(self, lp, member: np.ndarray):
         self.lp = lp
