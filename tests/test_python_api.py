@@ -327,6 +327,7 @@ def test_a_prior_that_is_not_a_distribution(prior, words):
     (lambda: Problem(inputs=3, metric=np.zeros((2, 2)), objective=ExpectedLoss()), "metric.matrix", "2 x 2"),
     (lambda: Problem(inputs=3, metric="no-such-metric", objective=ExpectedLoss()), "metric.kind", "absolute"),
     (lambda: Problem(inputs=["a", "b"], metric="euclidean", objective=ExpectedLoss()), "metric.kind", "coordinates"),
+    (lambda: Metric(np.zeros((2, 2))), "metric.kind", "Metric.coerce(matrix)"),
 ])
 def test_misfits_name_the_argument_and_what_was_expected(build, key, words):
     err = _bad(build)

@@ -48,6 +48,12 @@ class Metric:
     _pairs: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
 
     def __post_init__(self):
+        if not isinstance(self.kind, str):
+            raise ProblemError(
+                f"Metric(kind) takes a kind name, got {type(self.kind).__name__}; for a matrix of "
+                "distances use Metric.coerce(matrix) or Metric('matrix', matrix=...)",
+                key="metric.kind",
+            )
         if self.kind not in METRIC_KINDS:
             raise ProblemError(
                 f"unknown metric kind '{self.kind}'; expected one of {', '.join(METRIC_KINDS)}",
