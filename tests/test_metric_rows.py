@@ -30,15 +30,17 @@ def _scattered(g, m, rng):
     return _Reduced(np.zeros((g, m)), i, j, np.linalg.norm(points[i] - points[j], axis=1), 1.0)
 
 
-def _joined_in_random_order(lp, m, rng):
+def _joined_in_random_order(lp, m, rng, shuffled=True):
     """A first set of some pairs on every output, then the other rows joining in shuffled
-    batches (so that runs are broken, short, and out of pair order)."""
+    batches (so that runs are broken, short, and out of pair order), or in pair order
+    (``shuffled=False``: batches that end inside one pair's stretch of outputs)."""
     p = lp.a.size
     first = np.zeros((p, m), bool)
     first[rng.random(p) < 0.4] = True
     rows = Rows(lp, first)
     rest = np.argwhere(~first)
-    rng.shuffle(rest)
+    if shuffled:
+        rng.shuffle(rest)
     for batch in np.array_split(rest, 3):
         if batch.size:
             rows.add(batch[:, 0], batch[:, 1])
@@ -47,16 +49,21 @@ def _joined_in_random_order(lp, m, rng):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("shape", [_line, _scattered])
-def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape):
+@pytest.mark.parametrize("shuffled", [True, False])
+def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape, shuffled):
     rng = np.random.default_rng(seed)
     g, m = 7, 5
     lp = shape(g, m, rng)
     assert lp.chain == (shape is _line)
-    rows = _joined_in_random_order(lp, m, rng)
+    rows = _joined_in_random_order(lp, m, rng, shuffled)
     assert rows.size == lp.a.size * m
+    assert np.array_equal(np.sort(rows.pair * m + rows.out), np.arange(rows.size))  # each row once
+    for per_row, of_pair in ((rows.a, lp.a), (rows.b, lp.b), (rows.c, lp.coef)):
+        assert np.array_equal(per_row, of_pair[rows.pair])
     K = rng.random((g, m))
     dense = lp.G @ K
     np.testing.assert_allclose(rows.slack(K), dense[rows.pair, rows.out], rtol=1e-14)
+    assert np.array_equal(rows.gather(dense), dense[rows.pair, rows.out])
     values = rng.standard_normal(rows.size)
     full = np.zeros((lp.a.size, m))
     full[rows.pair, rows.out] = values

@@ -14,43 +14,83 @@ from __future__ import annotations
 import numpy as np
 
 
+class _Growing:
+    """An array that rows are appended to: a buffer that doubles when full, so that appending
+    costs the new entries, not the ones held (a set of millions of rows gains a few most
+    steps). ``values`` is a view of what it holds."""
+
+    def __init__(self, dtype):
+        self.buffer, self.size = np.empty(0, dtype=dtype), 0
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.buffer[:self.size]
+
+    def append(self, new: np.ndarray) -> None:
+        end = self.size + new.size
+        if end > self.buffer.size:
+            grown = np.empty(max(end, 2 * self.buffer.size), dtype=self.buffer.dtype)
+            grown[:self.size] = self.values
+            self.buffer = grown
+        self.buffer[self.size:end] = new
+        self.size = end
+
+
 class Rows:
     """The rows of ``member`` (pairs × outputs, bool) of the reduced LP ``lp`` (its pairs' a, b
     and coefficients), in the order they joined: per row its pair, output, a, b and c, and
-    ``runs``, the same rows as maximal stretches of one pair on consecutive outputs (a, b, c,
-    first row, first output, length per run), which the maps walk."""
+    ``runs``, the same rows as stretches of one pair on consecutive outputs (a, b, c, first row,
+    first output, length per run; maximal within each batch of rows that joined together),
+    which the maps walk, with ``run_pairs``, each run's pair."""
 
     def __init__(self, lp, member: np.ndarray):
         self.lp = lp
         self.inputs, self.outputs = lp.cost.shape
         self.member = np.zeros_like(member, dtype=bool)
-        self.pair = np.zeros(0, dtype=np.intp)
-        self.out = np.zeros(0, dtype=np.intp)
+        self._rows = {name: _Growing(float if name == "c" else np.intp) for name in ("pair", "out", "a", "b", "c")}
+        self._runs = [_Growing(float if k == 2 else np.intp) for k in range(6)]
+        self._run_pairs = _Growing(np.intp)
         self.add(*np.nonzero(member))
 
     @property
     def size(self) -> int:
-        return self.pair.size
+        return self._rows["pair"].size
+
+    pair = property(lambda self: self._rows["pair"].values)
+    out = property(lambda self: self._rows["out"].values)
+    a = property(lambda self: self._rows["a"].values)
+    b = property(lambda self: self._rows["b"].values)
+    c = property(lambda self: self._rows["c"].values)
+    runs = property(lambda self: tuple(run.values for run in self._runs))
+    run_pairs = property(lambda self: self._run_pairs.values)
 
     def add(self, pair: np.ndarray, out: np.ndarray) -> None:
-        """Add rows (not yet members)."""
+        """Add rows (not yet members). Only the new rows are read and written: the rows already
+        in the set keep their runs."""
         self.member[pair, out] = True
-        self.pair = np.concatenate([self.pair, pair])
-        self.out = np.concatenate([self.out, out])
-        lp = self.lp
-        self.a, self.b, self.c = lp.a[self.pair], lp.b[self.pair], lp.coef[self.pair]
-        # the runs: maximal stretches of rows of one pair on consecutive outputs, over which
+        lp, offset = self.lp, self.size
+        new = {"pair": pair, "out": out, "a": lp.a[pair], "b": lp.b[pair], "c": lp.coef[pair]}
+        # the new rows' runs: maximal stretches of one pair on consecutive outputs, over which
         # the maps read and write K's rows contiguously (the rows of the first set come pair by
         # pair, their outputs in order: a pair's rows on every output are one run)
-        breaks = np.ones(self.size, dtype=bool)
-        breaks[1:] = (self.pair[1:] != self.pair[:-1]) | (self.out[1:] != self.out[:-1] + 1)
+        breaks = np.ones(pair.size, dtype=bool)
+        breaks[1:] = (pair[1:] != pair[:-1]) | (out[1:] != out[:-1] + 1)
         start = np.flatnonzero(breaks)
-        self.runs = (self.a[start], self.b[start], self.c[start], start, self.out[start],
-                     np.diff(np.append(start, self.size)))
+        runs = (new["a"][start], new["b"][start], new["c"][start], start + offset, out[start],
+                np.diff(np.append(start, pair.size)))
+        for name, values in new.items():
+            self._rows[name].append(values)
+        for run, values in zip(self._runs, runs):
+            run.append(values)
+        self._run_pairs.append(pair[start])
 
     def gather(self, full: np.ndarray) -> np.ndarray:
-        """The rows' entries of a (pairs, outputs) array."""
-        return full[self.pair, self.out]
+        """The rows' entries of a (pairs, outputs) array, copied run by run."""
+        from mechdesign.solvers.metric_interior_kernels import rows_gather
+
+        out = np.empty(self.size)
+        rows_gather(full, self.run_pairs, *self.runs[3:], out)
+        return out
 
     def slack(self, K: np.ndarray) -> np.ndarray:
         """G K on the rows: c K[b, y] − K[a, y]."""
