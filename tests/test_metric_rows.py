@@ -58,6 +58,8 @@ def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape, shuffled):
     rows = _joined_in_random_order(lp, m, rng, shuffled)
     assert rows.size == lp.a.size * m
     assert np.array_equal(np.sort(rows.pair * m + rows.out), np.arange(rows.size))  # each row once
+    # the growing buffers never hold room for more rows than there are
+    assert max(grown.buffer.size for grown in [*rows._rows.values(), *rows._runs]) <= rows.member.size
     for per_row, of_pair in ((rows.a, lp.a), (rows.b, lp.b), (rows.c, lp.coef)):
         assert np.array_equal(per_row, of_pair[rows.pair])
     K = rng.random((g, m))

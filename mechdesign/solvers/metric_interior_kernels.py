@@ -314,18 +314,6 @@ def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start
 
 
 @njit(cache=True, nogil=True)
-def rows_gather(full: np.ndarray, pair: np.ndarray, start: np.ndarray, first: np.ndarray, length: np.ndarray,
-                out: np.ndarray) -> None:
-    """out[k] = full[p, y] for the working set's rows k = (p, y), given as runs (as in
-    :func:`rows_slack`, with each run's pair p): a copy of a stretch of one row of ``full``."""
-    for r in range(start.size):
-        k0, y0 = start[r], first[r]
-        row = full[pair[r]]
-        for t in range(length[r]):
-            out[k0 + t] = row[y0 + t]
-
-
-@njit(cache=True, nogil=True)
 def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
                    first: np.ndarray, length: np.ndarray, out: np.ndarray) -> None:
     """out += Gᵀ values over the working set's runs of rows (as in :func:`rows_slack`):

@@ -15,12 +15,13 @@ import numpy as np
 
 
 class _Growing:
-    """An array that rows are appended to: a buffer that doubles when full, so that appending
-    costs the new entries, not the ones held (a set of millions of rows gains a few most
-    steps). ``values`` is a view of what it holds."""
+    """An array that rows are appended to: a buffer that doubles when full, up to ``limit``
+    entries (the rows there can be), so that appending costs the new entries, not the ones
+    held (a set of millions of rows gains a few most steps). ``values`` is a view of what it
+    holds."""
 
-    def __init__(self, dtype):
-        self.buffer, self.size = np.empty(0, dtype=dtype), 0
+    def __init__(self, dtype, limit: int):
+        self.buffer, self.size, self.limit = np.empty(0, dtype=dtype), 0, limit
 
     @property
     def values(self) -> np.ndarray:
@@ -29,7 +30,7 @@ class _Growing:
     def append(self, new: np.ndarray) -> None:
         end = self.size + new.size
         if end > self.buffer.size:
-            grown = np.empty(max(end, 2 * self.buffer.size), dtype=self.buffer.dtype)
+            grown = np.empty(max(end, min(2 * self.buffer.size, self.limit)), dtype=self.buffer.dtype)
             grown[:self.size] = self.values
             self.buffer = grown
         self.buffer[self.size:end] = new
@@ -41,15 +42,15 @@ class Rows:
     and coefficients), in the order they joined: per row its pair, output, a, b and c, and
     ``runs``, the same rows as stretches of one pair on consecutive outputs (a, b, c, first row,
     first output, length per run; maximal within each batch of rows that joined together),
-    which the maps walk, with ``run_pairs``, each run's pair."""
+    which the maps walk."""
 
     def __init__(self, lp, member: np.ndarray):
         self.lp = lp
         self.inputs, self.outputs = lp.cost.shape
         self.member = np.zeros_like(member, dtype=bool)
-        self._rows = {name: _Growing(float if name == "c" else np.intp) for name in ("pair", "out", "a", "b", "c")}
-        self._runs = [_Growing(float if k == 2 else np.intp) for k in range(6)]
-        self._run_pairs = _Growing(np.intp)
+        limit = member.size
+        self._rows = {name: _Growing(float if name == "c" else np.intp, limit) for name in ("pair", "out", "a", "b", "c")}
+        self._runs = [_Growing(float if k == 2 else np.intp, limit) for k in range(6)]
         self.add(*np.nonzero(member))
 
     @property
@@ -62,7 +63,6 @@ class Rows:
     b = property(lambda self: self._rows["b"].values)
     c = property(lambda self: self._rows["c"].values)
     runs = property(lambda self: tuple(run.values for run in self._runs))
-    run_pairs = property(lambda self: self._run_pairs.values)
 
     def add(self, pair: np.ndarray, out: np.ndarray) -> None:
         """Add rows (not yet members). Only the new rows are read and written: the rows already
@@ -82,15 +82,10 @@ class Rows:
             self._rows[name].append(values)
         for run, values in zip(self._runs, runs):
             run.append(values)
-        self._run_pairs.append(pair[start])
 
     def gather(self, full: np.ndarray) -> np.ndarray:
-        """The rows' entries of a (pairs, outputs) array, copied run by run."""
-        from mechdesign.solvers.metric_interior_kernels import rows_gather
-
-        out = np.empty(self.size)
-        rows_gather(full, self.run_pairs, *self.runs[3:], out)
-        return out
+        """The rows' entries of a (pairs, outputs) array."""
+        return full[self.pair, self.out]
 
     def slack(self, K: np.ndarray) -> np.ndarray:
         """G K on the rows: c K[b, y] − K[a, y]."""
