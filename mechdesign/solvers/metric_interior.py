@@ -501,7 +501,6 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     joining = None
     if it.slack is None:  # every pair row is in the set: its own step lengths are the rows'
         a_p, a_d = step_lengths(step, STEP_FRACTION)
-        it.S += a_p * step.dS
     else:
         # every pair row limits the primal step, in the set or not; those a step of the reach
         # (it.reach times the step taken, at most a full step; the module docstring says why)
@@ -526,9 +525,9 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
 
         moved = over(move, [(lo, hi, count) for (lo, hi), (_, count) in zip(pieces, found)])
         joining = (np.concatenate([pair for pair, _ in moved]), np.concatenate([out for _, out in moved]))
-        # the set's slacks take the step the full array's took (the same products and sums,
-        # so the same numbers), without gathering millions of them again
-        it.S += a_p * step.dS
+    # the set's slacks step in place; with rows outside the set they take the step the full
+    # slack array took (the same products and sums, so the same numbers), never re-gathered
+    it.S += a_p * step.dS
     it.K += a_p * step.dK
     it.u += a_d * step.du
     it.mu += a_d * step.dmu
