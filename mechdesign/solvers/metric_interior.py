@@ -293,13 +293,10 @@ def _factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, 
     outputs run on ``threads`` threads (default :func:`solver_threads`), each assembling,
     scaling, factorising and inverting its blocks one at a time into their factors and adding
     the inverses to its own sum (neither the unscaled blocks nor their inverses are ever held
-    as a stack). When round-off has left a scaled block indefinite, every block is factorised
-    again with the shifts of :func:`shifted_cholesky`."""
-    from mechdesign.solvers.metric_interior_kernels import (
-        factor_and_add_inverses,
-        rows_blocks,
-        rows_by_output,
-    )
+    as a stack). A scaled block that round-off has left indefinite is factorised with a growing
+    diagonal shift, as :func:`shifted_cholesky` does, in the same pass; raises
+    :class:`SolverDeclined` when no shift helps or an inverse fails."""
+    from mechdesign.solvers.metric_interior_kernels import factor_and_add_inverses, rows_by_output
 
     g, m = bound_weights.shape
     order, start = rows_by_output(out, m)
@@ -312,33 +309,10 @@ def _factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, 
                                        total), total
 
     parts = split(work, m, threads)
-    if any(stage == 1 for (_, stage), _ in parts):
-        blocks = np.zeros((m, g, g))
-        rows_blocks(weights, a, b, c, out, blocks)
-        blocks[:, np.arange(g), np.arange(g)] += bound_weights.T
-        scale = 1.0 / np.sqrt(blocks[:, np.arange(g), np.arange(g)])
-        factors, total = _shifted_factors_and_inverse_sum(blocks * scale[:, :, None] * scale[:, None, :], scale)
-        return factors, scale, total
-    if any(stage == 2 for (_, stage), _ in parts):
+    if any(stage != 0 for (_, stage), _ in parts):
         raise SolverDeclined("the interior-point system lost definiteness")
     total = sum(part for _, part in parts)
     return factors, scale, total + np.tril(total, -1).T
-
-
-def _shifted_factors_and_inverse_sum(scaled: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_factors_and_inverse_sum` of the ``scaled`` blocks D_y H_y D_y, each factorised by
-    :func:`shifted_cholesky` (zeros above the factors' diagonals)."""
-    factors = np.stack([np.tril(shifted_cholesky(block)[0]) for block in scaled])
-    potri = scipy.linalg.lapack.dpotri
-    total = np.zeros(scaled.shape[1:])
-    for y, factor in enumerate(factors):
-        # the transposed factor is the upper one in Fortran order: no copy; the inverse comes
-        # back in its upper triangle with zeros below, so its transpose is the lower triangle
-        inverse, info = potri(factor.T, lower=0)
-        if info != 0:
-            raise SolverDeclined("the interior-point system lost definiteness")
-        total += inverse.T * np.outer(scale[y], scale[y])
-    return factors, total + np.tril(total, -1).T
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,

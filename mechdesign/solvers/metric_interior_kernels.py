@@ -111,6 +111,39 @@ def rows_by_output(y: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return order, start
 
 
+#: attempts at factorising a block whose factorisation round-off breaks: unshifted, then with
+#: diagonal shifts of 1e-14 times its largest diagonal entry growing a hundredfold per attempt
+#: (as :func:`~mechdesign.solvers.ldp_interior.shifted_cholesky` shifts a dense system)
+SHIFT_ATTEMPTS = 8
+
+
+@njit(cache=True, nogil=True)
+def _scaled_block(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, order: np.ndarray,
+                  start: np.ndarray, bound_weights: np.ndarray, y: int, s: np.ndarray, f: np.ndarray) -> None:
+    """Output y's block H_y (see :func:`factor_and_add_inverses`) scaled to a unit diagonal,
+    D_y H_y D_y, into the lower triangle of f, and D_y's diagonal into s."""
+    g = f.shape[0]
+    for i in range(g):
+        for j in range(i + 1):
+            f[i, j] = 0.0
+        f[i, i] = bound_weights[i, y]
+    for r in range(start[y], start[y + 1]):
+        k = order[r]
+        w, ck, ak, bk = weights[k], c[k], a[k], b[k]
+        f[ak, ak] += w
+        f[bk, bk] += ck * ck * w
+        if ak > bk:
+            f[ak, bk] -= ck * w
+        else:
+            f[bk, ak] -= ck * w
+    for i in range(g):
+        s[i] = 1.0 / np.sqrt(f[i, i])
+    for i in range(g):
+        si = s[i]
+        for j in range(i + 1):
+            f[i, j] *= si * s[j]
+
+
 @njit(cache=True, nogil=True)
 def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, order: np.ndarray,
                             start: np.ndarray, bound_weights: np.ndarray, lo: int, hi: int, scale: np.ndarray,
@@ -120,9 +153,11 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     diag(``bound_weights[:, y]``), assembled in the lower triangle of ``factors[y]``; its
     scaling D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y in
     place of it (what lies above the diagonal is not defined); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
-    added to the lower triangle of ``total``. Returns (-1, 0) when every block was factorised
-    and inverted, else (y, 1) when the factorisation of block y failed (round-off left it
-    indefinite) or (y, 2) when its inverse did; the blocks after y are then left untouched."""
+    added to the lower triangle of ``total``. A block that round-off has left indefinite (near
+    the optimum) is assembled again and factorised with a diagonal shift, growing over
+    :data:`SHIFT_ATTEMPTS` attempts; only that block pays for it. Returns (-1, 0) when every
+    block was factorised and inverted, else (y, 1) when block y could not be factorised with
+    any shift or (y, 2) when its inverse failed; the blocks after y are then left untouched."""
     g = factors.shape[1]
     n = np.array([g], dtype=np.int32)
     info = np.zeros(1, dtype=np.int32)
@@ -131,26 +166,22 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     inverse = np.empty((g, g))
     for y in range(lo, hi):
         f, s = factors[y], scale[y]
-        for i in range(g):
-            for j in range(i + 1):
-                f[i, j] = 0.0
-            f[i, i] = bound_weights[i, y]
-        for r in range(start[y], start[y + 1]):
-            k = order[r]
-            w, ck, ak, bk = weights[k], c[k], a[k], b[k]
-            f[ak, ak] += w
-            f[bk, bk] += ck * ck * w
-            if ak > bk:
-                f[ak, bk] -= ck * w
+        shift = 0.0
+        for attempt in range(SHIFT_ATTEMPTS):
+            if attempt > 0:  # the failed factorisation overwrote the block: assemble it again
+                _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, f)
+                size = 0.0
+                for i in range(g):
+                    size = max(size, abs(f[i, i]))
+                size = size if size > 0.0 else 1.0
+                shift = size * 1e-14 if shift == 0.0 else 100.0 * shift
+                for i in range(g):
+                    f[i, i] += shift
             else:
-                f[bk, ak] -= ck * w
-        for i in range(g):
-            s[i] = 1.0 / np.sqrt(f[i, i])
-        for i in range(g):
-            si = s[i]
-            for j in range(i + 1):
-                f[i, j] *= si * s[j]
-        _potrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
+                _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, f)
+            _potrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
+            if info[0] == 0:
+                break
         if info[0] != 0:
             return y, 1
         for i in range(g):
@@ -325,18 +356,6 @@ def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarr
             v = values[k0 + t]
             low[y0 + t] -= v
             high[y0 + t] += cr * v
-
-
-@njit(cache=True)
-def rows_blocks(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray,
-                blocks: np.ndarray) -> None:
-    """blocks[y] += Σ over the rows of output y of weight · g gᵀ, g = −e_a + c e_b."""
-    for k in range(weights.size):
-        w, ck, yk, ak, bk = weights[k], c[k], y[k], a[k], b[k]
-        blocks[yk, ak, ak] += w
-        blocks[yk, bk, bk] += ck * ck * w
-        blocks[yk, ak, bk] -= ck * w
-        blocks[yk, bk, ak] -= ck * w
 
 
 @njit(cache=True, nogil=True)
