@@ -484,10 +484,10 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     r_p = 1.0 - it.K.sum(axis=1)
     t_K, t_S = -it.K * it.mu, -it.S * it.lam
     rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
+    newton = (ChainNewton if lp.chain else _Newton)(lp, it)
     residuals = []
     for refine in (False, True):
-        newton = (ChainNewton if lp.chain else _Newton)(lp, it, refine=refine)
-        dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S, refine)
         product = it.rows.transpose(it.lam / it.S * it.rows.slack(dK)) + it.mu / it.K * dK
         residuals.append(np.abs(product - rhs - du[:, None]).max() / np.abs(rhs).max())
         assert np.abs(dK.sum(axis=1) - r_p).max() <= 1e-12

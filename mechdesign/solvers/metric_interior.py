@@ -103,8 +103,9 @@ FIRST_REACH = 2.0
 #: carry into the duals, and the Lagrangian bound stalls below the optimum (a 300-point line at
 #: ε = 0.1: 2.6e-6 above the tolerance). Once the dual equation's residual could cost the bound
 #: this share of the tolerance (Σ_x max_y |residual|, the most it can take from the bound),
-#: every Newton solve gets one step of iterative refinement (about a fifth more time per
-#: iteration): the line's gap then closes to 2.5e-7
+#: the direction each step takes is solved again with one step of iterative refinement (the
+#: predictor and the trial correctors, which only choose it, are not refined): the line's gap
+#: then closes to 2.5e-7
 REFINE_SHARE = 0.1
 #: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
 #: with the cost, so a loss and its multiple follow the same path. The constant hardly
@@ -316,15 +317,16 @@ def _factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, 
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
-           t_S: np.ndarray) -> list[np.ndarray]:
+           t_S: np.ndarray, refine: bool = False) -> list[np.ndarray]:
     """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
-    by the block elimination of the module docstring (dμ and dλ follow from the last two)."""
+    by the block elimination of the module docstring (dμ and dλ follow from the last two), with
+    one step of iterative refinement when ``refine``."""
     rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
     v = newton.apply(rhs)
     du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
     dK = v + newton.apply_row(du)
-    if newton.refine:
+    if refine:
         # the blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product:
         # their residual is corrected by the same elimination (keeping Σ_y dK = r_p)
         residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
@@ -340,10 +342,10 @@ class _Direction:
     """One search direction and its largest interior step lengths."""
 
     def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
-                 t_K: np.ndarray, t_S: np.ndarray):
+                 t_K: np.ndarray, t_S: np.ndarray, refine: bool = False):
         from mechdesign.solvers.metric_interior_kernels import recover
 
-        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S, refine)
         self.dmu, self.dlam = np.empty_like(self.dK), np.empty_like(self.dS)
         # dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each
         a_K, a_mu = recover(t_K, it.mu, self.dK, it.K, self.dmu)
@@ -472,6 +474,11 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
+    if newton.refine:
+        # only the direction taken is solved again with a step of refinement: the predictor and
+        # the trial correctors serve to choose it (refining each of them took a third of a
+        # late step)
+        step = _Direction(lp, it, newton, r_d, r_p, tK, tS, refine=True)
     joining = None
     if it.slack is None:  # every pair row is in the set: its own step lengths are the rows'
         a_p, a_d = step_lengths(step, STEP_FRACTION)
