@@ -29,10 +29,9 @@ class BlockSystem:
 
     scale: np.ndarray
 
-    def weigh(self, it, refine: bool) -> np.ndarray:
-        """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too, and
-        ``refine``: whether the solves get a step of iterative refinement."""
-        self.weights, self.bound_weights, self.refine = it.lam / it.S, it.mu / it.K, refine
+    def weigh(self, it) -> np.ndarray:
+        """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too."""
+        self.weights, self.bound_weights = it.lam / it.S, it.mu / it.K
         return self.weights
 
     def multiply(self, rows, v: np.ndarray) -> np.ndarray:
@@ -52,10 +51,10 @@ class ChainNewton(BlockSystem):
     Cholesky factor (of the block scaled to a unit diagonal) and the Cholesky factor of
     Σ_y H_y⁻¹; the same interface as the dense blocks' system."""
 
-    def __init__(self, lp, it, refine: bool = False):
+    def __init__(self, lp, it):
         from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
 
-        diagonal, off = it.rows.chain(self.weigh(it, refine))  # (m, g), (m, g − 1)
+        diagonal, off = it.rows.chain(self.weigh(it))  # (m, g), (m, g − 1)
         diagonal += self.bound_weights.T
         self.scale = 1.0 / np.sqrt(diagonal)
         off *= self.scale[:, :-1] * self.scale[:, 1:]

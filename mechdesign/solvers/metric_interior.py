@@ -103,9 +103,9 @@ FIRST_REACH = 2.0
 #: carry into the duals, and the Lagrangian bound stalls below the optimum (a 300-point line at
 #: ε = 0.1: 2.6e-6 above the tolerance). Once the dual equation's residual could cost the bound
 #: this share of the tolerance (Σ_x max_y |residual|, the most it can take from the bound),
-#: the direction each step takes is solved again with one step of iterative refinement (the
-#: predictor and the trial correctors, which only choose it, are not refined): the line's gap
-#: then closes to 2.5e-7
+#: the direction each step takes gets one step of iterative refinement (the predictor and the
+#: trial correctors, which only choose it, are not refined): the line's gap then closes to
+#: 2.5e-7
 REFINE_SHARE = 0.1
 #: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
 #: with the cost, so a loss and its multiple follow the same path. The constant hardly
@@ -264,11 +264,11 @@ class _Newton(BlockSystem):
     D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor, and the Cholesky factor of
     Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
-    def __init__(self, lp: _Reduced, it: _Iterate, refine: bool = False):
+    def __init__(self, lp: _Reduced, it: _Iterate):
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
         # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
         # the largest)
-        weights = self.weigh(it, refine)  # the rows' weights Λ/S
+        weights = self.weigh(it)  # the rows' weights Λ/S
         rows = it.rows
         self.factors, self.scale, inverse_sum = _factors_and_inverse_sum(weights, rows.a, rows.b, rows.c, rows.out,
                                                                          self.bound_weights)
@@ -321,36 +321,56 @@ def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np
     """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
     by the block elimination of the module docstring (dμ and dλ follow from the last two), with
-    one step of iterative refinement when ``refine``."""
-    rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
+    one step of iterative refinement (:func:`_refine`) when ``refine``."""
+    rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
     du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
     dK = v + newton.apply_row(du)
     if refine:
-        # the blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product:
-        # their residual is corrected by the same elimination (keeping Σ_y dK = r_p)
-        residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
-        v = newton.apply(residual)
-        correction = scipy.linalg.cho_solve(newton.factor, -v.sum(axis=1))
-        dK += v + newton.apply_row(correction)
-        du += correction
-    dS = it.rows.slack(dK)
-    return [dK, du, dS]
+        _refine(it, newton, rhs, dK, du)
+    return [dK, du, it.rows.slack(dK)]
+
+
+def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> np.ndarray:
+    """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`)."""
+    return t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
+
+
+def _refine(it: _Iterate, newton: _Newton, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray) -> None:
+    """One step of iterative refinement of a solution (dK, du) of :func:`_solve`, in place: the
+    blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product, their residual
+    corrected by the same elimination (keeping Σ_y dK = r_p)."""
+    residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
+    v = newton.apply(residual)
+    correction = scipy.linalg.cho_solve(newton.factor, -v.sum(axis=1))
+    dK += v + newton.apply_row(correction)
+    du += correction
 
 
 class _Direction:
     """One search direction and its largest interior step lengths."""
 
     def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
-                 t_K: np.ndarray, t_S: np.ndarray, refine: bool = False):
+                 t_K: np.ndarray, t_S: np.ndarray):
+        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        self.dmu = np.empty_like(self.dK)
+        self._recover(it, t_K, t_S)
+
+    def _recover(self, it: _Iterate, t_K: np.ndarray, t_S: np.ndarray) -> None:
+        """dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each."""
         from mechdesign.solvers.metric_interior_kernels import recover
 
-        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S, refine)
-        self.dmu, self.dlam = np.empty_like(self.dK), np.empty_like(self.dS)
-        # dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each
+        self.dlam = np.empty_like(self.dS)
         a_K, a_mu = recover(t_K, it.mu, self.dK, it.K, self.dmu)
         a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
         self.a_p, self.a_d = min(a_K, a_S), min(a_mu, a_lam)
+
+    def refine(self, it: _Iterate, newton: _Newton, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> None:
+        """One step of iterative refinement of this direction for the targets it was solved for
+        (t_K, t_S), then dS, dμ, dλ and the step lengths again."""
+        _refine(it, newton, _blocks_rhs(it, r_d, t_K, t_S), self.dK, self.du)
+        self.dS = it.rows.slack(self.dK)
+        self._recover(it, t_K, t_S)
 
 
 class MetricInteriorPoint:
@@ -441,8 +461,8 @@ class MetricInteriorPoint:
 def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
-    programming”, Comput. Optim. Appl. 1996). The solves are refined once the dual equation's
-    residual could take more than ``refine_above`` from the bound."""
+    programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative refinement once the dual
+    equation's residual could take more than ``refine_above`` from the bound."""
     from mechdesign.solvers.metric_interior_kernels import (
         centred_targets,
         move_slacks,
@@ -451,7 +471,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
     )
 
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-    newton = (ChainNewton if lp.chain else _Newton)(lp, it, refine=float(np.abs(r_d).max(axis=1).sum()) > refine_above)
+    newton = (ChainNewton if lp.chain else _Newton)(lp, it)
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
     total, count = it.complementarity()
@@ -474,11 +494,10 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf) -> None:
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    if newton.refine:
-        # only the direction taken is solved again with a step of refinement: the predictor and
-        # the trial correctors serve to choose it (refining each of them took a third of a
-        # late step)
-        step = _Direction(lp, it, newton, r_d, r_p, tK, tS, refine=True)
+    if float(np.abs(r_d).max(axis=1).sum()) > refine_above:
+        # only the direction taken gets a step of refinement: the predictor and the trial
+        # correctors serve to choose it (refining each of them took a third of a late step)
+        step.refine(it, newton, r_d, tK, tS)
     joining = None
     if it.slack is None:  # every pair row is in the set: its own step lengths are the rows'
         a_p, a_d = step_lengths(step, STEP_FRACTION)
