@@ -210,8 +210,9 @@ def _dense_blocks(weights, a, b, c, out, bound_weights):
     return blocks
 
 
+@pytest.mark.parametrize("single", [False, True])
 @pytest.mark.parametrize("threads", [1, 2, 3, 7, 9])
-def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the_outputs(threads):
+def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the_outputs(threads, single):
     import scipy.linalg
 
     from mechdesign.core.threads import ranges
@@ -222,20 +223,24 @@ def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the
     rows = _random_rows(rng, 12, 7, 150)
     blocks = _dense_blocks(*rows)
     v = rng.normal(size=(12, 7))
-    factors, scale, total = _factors_and_inverse_sum(*rows, threads=threads)
+    factors, scale, total = _factors_and_inverse_sum(*rows, threads=threads, single=single)
+    # single precision: the factors and inverses to about seven digits, the rest in double
+    rtol = 1e-4 if single else 1e-10
+    assert factors.dtype == (np.float32 if single else np.float64)
     assert np.allclose(scale, 1.0 / np.sqrt(np.diagonal(blocks, axis1=1, axis2=2)), rtol=1e-14)
-    assert np.allclose(total, sum(np.linalg.inv(blocks[y]) for y in range(7)), rtol=1e-10, atol=1e-12)
+    assert np.allclose(total, sum(np.linalg.inv(blocks[y]) for y in range(7)), rtol=rtol, atol=1e-12)
     out = v.copy()
     for lo, hi in ranges(7, threads):
         cholesky_solves(factors, out, lo, hi)
     for y in range(7):
         scaled = np.diag(scale[y]) @ blocks[y] @ np.diag(scale[y])
-        assert np.allclose(np.tril(factors[y]), np.linalg.cholesky(scaled), rtol=1e-10, atol=1e-12)
+        assert np.allclose(np.tril(factors[y]), np.linalg.cholesky(scaled), rtol=rtol, atol=1e-12 / rtol * 1e-10)
         expected = scipy.linalg.cho_solve(scipy.linalg.cho_factor(scaled), v[:, y])
-        assert np.allclose(out[:, y], expected, rtol=1e-10, atol=1e-12)
+        assert np.allclose(out[:, y], expected, rtol=rtol, atol=1e-12 / rtol * 1e-10)
 
 
-def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
+@pytest.mark.parametrize("single", [False, True])
+def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift(single):
     from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
 
     # output 1's block is w g gᵀ + 1e-17 I with g = (−1, 1): singular in floating point
@@ -244,10 +249,13 @@ def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift():
     bound_weights = np.array([[1.0, 1e-17], [1.0, 1e-17]])
     block = np.array([[1.0, -1.0], [-1.0, 1.0]])
     for threads in (1, 2):
-        factors, scale, total = _factors_and_inverse_sum(weights, a, b, c, out, bound_weights, threads=threads)
-        lower = np.tril(factors[1])  # (above the diagonal is not defined)
+        factors, scale, total = _factors_and_inverse_sum(weights, a, b, c, out, bound_weights, threads=threads,
+                                                         single=single)
+        lower = np.tril(factors[1]).astype(float)  # (above the diagonal is not defined)
         shifted = lower @ lower.T
-        assert np.all(np.isfinite(total)) and np.allclose(shifted, block, atol=1e-12)
+        # the first shift is 1e-14 of the diagonal in double, 1e-6 in single (its seven digits)
+        assert np.all(np.isfinite(total)) and np.allclose(shifted, block, atol=1e-5 if single else 1e-12)
+        assert not np.allclose(shifted, block, rtol=0.0, atol=1e-7 if single else 1e-15)  # (it was shifted)
         # only the failing block is shifted: output 0's (the identity) keeps its exact factor
         assert np.array_equal(np.tril(factors[0]), np.eye(2))
         assert np.allclose((total - np.eye(2)) @ shifted, np.eye(2), atol=1e-6 * np.abs(total).max())
@@ -262,15 +270,21 @@ def test_the_iterates_do_not_depend_on_the_threads(monkeypatch):
         for _ in range(12):
             run.advance()
         runs.append(run)
-    # the threads' partial sums are added in another order: the iterates agree to round-off
-    assert np.allclose(runs[0].it.K, runs[1].it.K, rtol=1e-7, atol=1e-12)
-    assert runs[0].gaps[-1] == pytest.approx(runs[1].gaps[-1], rel=1e-6)
+    # the blocks' inverses are summed by chunks of outputs that do not depend on the threads:
+    # the same iterates to the last bit (in single precision, the first steps', a last-bit
+    # difference in the sum would change how the next blocks round)
+    assert runs[0].single_steps == runs[1].single_steps > 0
+    assert np.array_equal(runs[0].it.K, runs[1].it.K)
+    assert runs[0].gaps == runs[1].gaps
 
 
 @pytest.mark.parametrize("scale", [0.3, 7.0])
-def test_a_loss_and_its_multiple_follow_the_same_path(scale):
+def test_a_loss_and_its_multiple_follow_the_same_path(scale, monkeypatch):
     """The start scales with the cost, so every iterate of c·C is c times (duals) or equal to
-    (design) the one of C, and the relative gaps agree."""
+    (design) the one of C, and the relative gaps agree. (In double precision: in single, the
+    last-bit differences of c·C round the blocks differently and the paths part at 1e-7 a
+    step.)"""
+    monkeypatch.setattr(metric_interior, "SINGLE_PRECISION_GAP", np.inf)
     cost, d, notion = _instance("points", 1.0, "zipf", "random", seed=2)
     runs = [MetricInteriorPoint(c, (notion.i, notion.j, notion.d), 1.0, tol=1e-8) for c in (cost, scale * cost)]
     for run in runs:
@@ -535,3 +549,53 @@ def test_rows_join_within_the_reach_and_the_optimum_is_the_same(monkeypatch):
     assert reached.it.reach > first_reach  # a row outside the set cut some step short
     assert reached.value == pytest.approx(full.value, rel=2e-7)
     assert max(reached.bound, full.bound) <= min(reached.value, full.value) * (1 + 1e-12)
+
+
+def test_the_first_steps_run_in_single_precision_and_the_last_in_double():
+    # single precision carries the early steps; the gap is closed in double, to the full LP's
+    # optimum (a run left in single precision stalls near a gap of 1e-5)
+    cost, d, notion = _instance("grid", 1.0, "zipf", "metric", seed=1)
+    optimum = all_pairs_lp(cost, d, 1.0)
+    run = _run(cost, notion)
+    assert 1 < run.single_steps < run.rounds
+    # a step is taken in single precision while the gap before it is above the switch
+    last = run.single_steps - 1
+    assert run.gaps[last - 1] > metric_interior.SINGLE_PRECISION_GAP >= run.gaps[last]
+    assert run.value - run.bound <= 1e-7 * abs(optimum)
+    assert run.bound <= optimum + 1e-9 * abs(optimum) <= run.value + 2e-9 * abs(optimum)
+
+
+def test_a_failed_single_precision_factorisation_is_done_again_in_double(monkeypatch):
+    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
+
+    def no_single(*args, single=False, **kwargs):
+        if single:
+            raise SolverDeclined("the interior-point system lost definiteness")
+        return _factors_and_inverse_sum(*args, **kwargs)
+
+    cost, d, notion = _instance("points", 0.5, "dirichlet", "random", seed=2)
+    reference = _run(cost, notion)
+    monkeypatch.setattr(metric_interior, "_factors_and_inverse_sum", no_single)
+    run = _run(cost, notion)
+    # the first step fails in single precision, is taken in double, and the run stays there
+    assert run.single_steps == 0 and reference.single_steps > 0
+    assert run.value - run.bound <= 1e-7 * abs(reference.value)
+    assert run.value == pytest.approx(reference.value, rel=1e-7)
+
+
+def test_a_single_precision_step_that_does_not_close_the_gap_ends_single_precision(monkeypatch):
+    step = metric_interior._step
+    calls = []
+
+    def stuck_in_single(lp, it, refine_above=float("inf"), single=False):
+        calls.append(single)
+        if not single or calls.count(True) < 3:
+            step(lp, it, refine_above, single)
+        # the third single-precision step leaves the iterate (and so the gap) where it was
+
+    monkeypatch.setattr(metric_interior, "_step", stuck_in_single)
+    cost, d, notion = _instance("grid", 0.5, "uniform", "squared", seed=3)
+    run = _run(cost, notion)
+    assert calls[:4] == [True, True, True, False] and True not in calls[3:]
+    assert run.single_steps == 3 and run.gaps[2] == run.gaps[1]
+    assert run.value - run.bound <= 1e-7 * abs(run.value)

@@ -16,12 +16,15 @@ import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
-for _name in ("dpotrf", "dpotri"):
+for _name in ("dpotrf", "dpotri", "spotrf", "spotri"):
     llvmlite.binding.add_symbol(f"mechdesign_{_name}", get_cython_function_address("scipy.linalg.cython_lapack", _name))
-# (uplo, n, a, lda, info): LAPACK's symmetric positive definite factorisation and inverse
+# (uplo, n, a, lda, info): LAPACK's symmetric positive definite factorisation and inverse, in
+# double (d) and in single (s) precision
 _LAPACK_SIGNATURE = types.void(types.voidptr, types.voidptr, types.voidptr, types.voidptr, types.voidptr)
-_potrf = types.ExternalFunction("mechdesign_dpotrf", _LAPACK_SIGNATURE)
-_potri = types.ExternalFunction("mechdesign_dpotri", _LAPACK_SIGNATURE)
+_dpotrf = types.ExternalFunction("mechdesign_dpotrf", _LAPACK_SIGNATURE)
+_dpotri = types.ExternalFunction("mechdesign_dpotri", _LAPACK_SIGNATURE)
+_spotrf = types.ExternalFunction("mechdesign_spotrf", _LAPACK_SIGNATURE)
+_spotri = types.ExternalFunction("mechdesign_spotri", _LAPACK_SIGNATURE)
 
 
 @njit(cache=True)
@@ -112,9 +115,13 @@ def rows_by_output(y: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: attempts at factorising a block whose factorisation round-off breaks: unshifted, then with
-#: diagonal shifts of 1e-14 times its largest diagonal entry growing a hundredfold per attempt
-#: (as :func:`~mechdesign.solvers.ldp_interior.shifted_cholesky` shifts a dense system)
+#: diagonal shifts of :data:`FIRST_SHIFT` (in double precision; :data:`FIRST_SHIFT_SINGLE` in
+#: single) times its largest diagonal entry, growing a hundredfold per attempt (as
+#: :func:`~mechdesign.solvers.ldp_interior.shifted_cholesky` shifts a dense system)
 SHIFT_ATTEMPTS = 8
+FIRST_SHIFT = 1e-14
+#: single precision carries about seven digits: a shift below 1e-7 of the diagonal is lost
+FIRST_SHIFT_SINGLE = 1e-6
 
 
 @njit(cache=True, nogil=True)
@@ -147,39 +154,49 @@ def _scaled_block(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarr
 @njit(cache=True, nogil=True)
 def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, order: np.ndarray,
                             start: np.ndarray, bound_weights: np.ndarray, lo: int, hi: int, scale: np.ndarray,
-                            factors: np.ndarray, total: np.ndarray) -> tuple[int, int]:
+                            factors: np.ndarray, totals: np.ndarray, chunk: int) -> tuple[int, int]:
     """For the outputs lo <= y < hi: the block H_y = Σ over the rows of output y (``order`` and
     ``start`` from :func:`rows_by_output`) of weight · g gᵀ (g = −e_a + c e_b) plus
-    diag(``bound_weights[:, y]``), assembled in the lower triangle of ``factors[y]``; its
-    scaling D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y in
-    place of it (what lies above the diagonal is not defined); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
-    added to the lower triangle of ``total``. A block that round-off has left indefinite (near
-    the optimum) is assembled again and factorised with a diagonal shift, growing over
+    diag(``bound_weights[:, y]``), assembled in double precision; its scaling
+    D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y into
+    ``factors[y]`` (what lies above the diagonal is not defined), in the precision of
+    ``factors`` (float64 or float32: LAPACK's d- or s-routines); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
+    added to the lower triangle of ``totals[y // chunk]`` (float64): each chunk of outputs has
+    its own sum, added in the outputs' order, so that the sums do not depend on how the
+    outputs were split among threads (ranges begin at a chunk's start). A block that round-off has left
+    indefinite (near the optimum) is factorised again with a diagonal shift, growing over
     :data:`SHIFT_ATTEMPTS` attempts; only that block pays for it. Returns (-1, 0) when every
     block was factorised and inverted, else (y, 1) when block y could not be factorised with
     any shift or (y, 2) when its inverse failed; the blocks after y are then left untouched."""
     g = factors.shape[1]
+    single = factors.itemsize == 4  # float32
     n = np.array([g], dtype=np.int32)
     info = np.zeros(1, dtype=np.int32)
     # LAPACK reads the C-order arrays as their transposes: its upper triangle is our lower one
     upper = np.array([ord("U")], dtype=np.uint8)
-    inverse = np.empty((g, g))
+    block = np.empty((g, g))
+    inverse = np.empty_like(factors[0])
+    first_shift = FIRST_SHIFT_SINGLE if single else FIRST_SHIFT
     for y in range(lo, hi):
         f, s = factors[y], scale[y]
         shift = 0.0
         for attempt in range(SHIFT_ATTEMPTS):
-            if attempt > 0:  # the failed factorisation overwrote the block: assemble it again
-                _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, f)
+            # (again after a failed attempt: the factorisation overwrote the block)
+            _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, block)
+            if attempt > 0:
                 size = 0.0
                 for i in range(g):
-                    size = max(size, abs(f[i, i]))
+                    size = max(size, abs(block[i, i]))
                 size = size if size > 0.0 else 1.0
-                shift = size * 1e-14 if shift == 0.0 else 100.0 * shift
-                for i in range(g):
-                    f[i, i] += shift
+                shift = size * first_shift if shift == 0.0 else 100.0 * shift
+            for i in range(g):
+                for j in range(i + 1):
+                    f[i, j] = block[i, j]
+                f[i, i] += shift
+            if single:
+                _spotrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
             else:
-                _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, f)
-            _potrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
+                _dpotrf(upper.ctypes, n.ctypes, f.ctypes, n.ctypes, info.ctypes)
             if info[0] == 0:
                 break
         if info[0] != 0:
@@ -187,13 +204,16 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
         for i in range(g):
             for j in range(i + 1):
                 inverse[i, j] = f[i, j]
-        _potri(upper.ctypes, n.ctypes, inverse.ctypes, n.ctypes, info.ctypes)
+        if single:
+            _spotri(upper.ctypes, n.ctypes, inverse.ctypes, n.ctypes, info.ctypes)
+        else:
+            _dpotri(upper.ctypes, n.ctypes, inverse.ctypes, n.ctypes, info.ctypes)
         if info[0] != 0:
             return y, 2
         for i in range(g):
             si = s[i]
             for j in range(i + 1):
-                total[i, j] += inverse[i, j] * si * s[j]
+                totals[y // chunk, i, j] += inverse[i, j] * si * s[j]
     return -1, 0
 
 
