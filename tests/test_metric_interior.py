@@ -583,19 +583,42 @@ def test_a_failed_single_precision_factorisation_is_done_again_in_double(monkeyp
     assert run.value == pytest.approx(reference.value, rel=1e-7)
 
 
-def test_a_single_precision_step_that_does_not_close_the_gap_ends_single_precision(monkeypatch):
-    step = metric_interior._step
-    calls = []
+def _stalled_in_single_precision(monkeypatch, cost, notion):
+    """A run whose single-precision steps stop moving the iterate once its gap is below 0.1 (as
+    round-off can stall them), and the record of which steps were single and stuck."""
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=1e-8)
+    step, stuck = metric_interior._step, []
 
-    def stuck_in_single(lp, it, refine_above=float("inf"), single=False):
-        calls.append(single)
-        if not single or calls.count(True) < 3:
+    def stalling(lp, it, refine_above=float("inf"), single=False):
+        stuck.append(single and bool(run.gaps) and run.gaps[-1] < 0.1)
+        if not stuck[-1]:
             step(lp, it, refine_above, single)
-        # the third single-precision step leaves the iterate (and so the gap) where it was
 
-    monkeypatch.setattr(metric_interior, "_step", stuck_in_single)
+    monkeypatch.setattr(metric_interior, "_step", stalling)
+    try:
+        while not run.done:
+            run.advance()
+    except SolverDeclined:
+        pass
+    return run, stuck
+
+
+def test_single_precision_ends_when_its_gap_stops_halving(monkeypatch):
     cost, d, notion = _instance("grid", 0.5, "uniform", "squared", seed=3)
-    run = _run(cost, notion)
-    assert calls[:4] == [True, True, True, False] and True not in calls[3:]
-    assert run.single_steps == 3 and run.gaps[2] == run.gaps[1]
-    assert run.value - run.bound <= 1e-7 * abs(run.value)
+    run, stuck = _stalled_in_single_precision(monkeypatch, cost, notion)
+    first = stuck.index(True)
+    # stuck from its first step below a gap of 0.1; after the progress window, double precision
+    # for the rest of the run, which closes the gap
+    assert 0 < sum(stuck) <= metric_interior.SINGLE_PRECISION_PROGRESS
+    assert all(stuck[first:first + sum(stuck)]) and run.single_steps == first + sum(stuck)
+    assert run.done and run.value - run.bound <= 1e-8 * abs(run.value)
+
+
+def test_a_stall_with_single_precision_in_its_window_goes_on_in_double(monkeypatch):
+    # without the progress window, the method's stall rule finds the single-precision steps
+    # and gives double precision a window of its own instead of declining
+    monkeypatch.setattr(metric_interior, "SINGLE_PRECISION_PROGRESS", 10**6)
+    cost, d, notion = _instance("grid", 0.5, "uniform", "squared", seed=3)
+    run, stuck = _stalled_in_single_precision(monkeypatch, cost, notion)
+    assert sum(stuck) >= metric_interior.STALL_ITERATIONS
+    assert run.done and run.value - run.bound <= 1e-8 * abs(run.value)

@@ -22,8 +22,9 @@ Near the optimum the diagonal of H_y spans twenty orders of magnitude (the weigh
 and of slack pairs), so each block is scaled to a unit diagonal before it is factorised and its
 solves use the factor, not the inverse: without that the dual iterates drift once the gap
 reaches about 1e-6 (and products with the inverses let the rows' sums drift), with it the gap
-closes to 1e-10. The blocks are factorised in one batched call and solved by one compiled
-pass over all outputs.
+closes to 1e-10. The blocks are assembled, factorised and inverted by compiled passes over
+ranges of outputs, one per thread, and solved the same way; while the proven gap is above
+:data:`SINGLE_PRECISION_GAP` the factorisations and inverses are in single precision.
 The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
 step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
 
@@ -70,8 +71,11 @@ from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_rows import Rows
 
-#: iterations before the method gives up proving an optimum
-MAX_ITERATIONS = 200
+#: iterations before the method gives up proving an optimum: a backstop (the stall rules below
+#: end a run that stops making progress, the time limit any run), set above the 180–215 steps
+#: that 20 × 20 grids at ε = 1 with a Zipf prior take (at 200 one stopped at a gap of 6.7e-6,
+#: still closing)
+MAX_ITERATIONS = 400
 #: pairs whose ε·d exceeds this are left out of the iterations: their coefficients (beyond
 #: e^30) leave the Newton system's entries to round-off, and their constraints bind only on
 #: entries 1e-13 times smaller than their neighbours', which the certificate's envelope repair
@@ -107,16 +111,25 @@ FIRST_REACH = 2.0
 #: trial correctors, which only choose it, are not refined): the line's gap then closes to
 #: 2.5e-7
 REFINE_SHARE = 0.1
-#: while the proven gap (relative) is above this, the dense blocks are factorised and inverted in
-#: single precision (LAPACK's s-routines: a step on 300 haversine locations about a fifth
-#: shorter), their sum and every solve's arithmetic staying in double: the directions are then
-#: accurate to about seven digits, which the early steps do not need (an inexact direction only
-#: leaves a residual that the next steps' right-hand sides carry). Over 10 × 10 grids at
-#: ε = 0.5, 1, 2 (three priors, the metric and a random loss) the steps to a gap of 5e-7 were
-#: 1,106 against 1,094 all in double with the switch at 1e-3; with it at 1e-4 three of the 18
-#: runs stalled, at 1e-5 seventeen. A single-precision step that leaves the gap where it was,
-#: or whose factorisation fails, ends single precision for the run
+#: while the proven gap (relative) is above this, the dense blocks are factorised and inverted
+#: in single precision (LAPACK's s-routines; 300 haversine locations at ε = 1, Zipf prior: the
+#: method alone 94.4 → 75.7 s), their sum and every solve's arithmetic staying in double: the
+#: directions are then accurate to about seven digits, which the early steps do not need (an
+#: inexact direction only leaves a residual that the next steps' right-hand sides carry). Over
+#: 10 × 10 grids at ε = 0.5, 1, 2 (three priors, the metric and a random loss) the steps to a
+#: gap of 5e-7 were 1,106 against 1,094 all in double with the switch at 1e-3; with it at 1e-4
+#: three of the 18 runs stalled, at 1e-5 seventeen
 SINGLE_PRECISION_GAP = 1e-3
+#: single precision also ends for the run when a factorisation fails in it, and when its gap,
+#: below :data:`SINGLE_PRECISION_SLOW`, has not halved over this many steps: round-off can stall
+#: it (100 haversine locations at ε = 0.25 sat at a gap of 1.05e-3 in single precision). Such
+#: stalls were seen at gaps of 1e-5 to 4e-3; in double precision, windows of ten steps without
+#: a halving came only above a gap of 0.2 (72 runs over 10 × 10 grids and 100 haversine
+#: locations, ε from 0.1 to 4, three priors and losses). Should the method's own stall rule
+#: (:data:`STALL_ITERATIONS`) find single-precision steps in its window, the run goes on in
+#: double precision for a window of its own instead of declining
+SINGLE_PRECISION_PROGRESS = 10
+SINGLE_PRECISION_SLOW = 0.1
 #: the outputs' blocks add their inverses into this many sums at most, one per chunk of
 #: consecutive outputs, and the threads take whole chunks: the sum is then the same whatever
 #: the threads (in single precision a last-bit difference in it changes how the next blocks
@@ -412,7 +425,7 @@ class MetricInteriorPoint:
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
         self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self._single = not self.lp.chain  # (the chain's tridiagonal blocks cost nothing to factorise)
-        self.single_steps = 0  # the steps whose blocks were factorised in single precision
+        self.single_steps, self._last_single = 0, 0  # (steps in single precision; the last one)
         self.gaps: list[float] = []
         self._evaluate()
 
@@ -465,8 +478,11 @@ class MetricInteriorPoint:
             raise SolverDeclined(f"the gap has not moved over {FROZEN_ITERATIONS} interior-point iterations "
                                  f"with the iterate converged (gap {gaps[-1]:.2g}: round-off)")
         if len(gaps) > STALL_ITERATIONS and gaps[-1] > gaps[-1 - STALL_ITERATIONS] / 2:
-            raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
-                                 f"(gap {gaps[-1]:.2g})")
+            if self._last_single and self.rounds - STALL_ITERATIONS < self._last_single:  # double gets its own window
+                self._single = False
+            else:
+                raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
+                                     f"(gap {gaps[-1]:.2g})")
         self.rounds += 1
         rows = self.it.rows.size
         single = self._single and (not gaps or gaps[-1] > SINGLE_PRECISION_GAP)
@@ -483,8 +499,10 @@ class MetricInteriorPoint:
         self._evaluate()
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
         if single:
-            self.single_steps += 1
-            if len(gaps) > 1 and gaps[-1] >= gaps[-2]:
+            self.single_steps, self._last_single = self.single_steps + 1, self.rounds
+            recent = gaps[-1 - SINGLE_PRECISION_PROGRESS:]
+            if (len(recent) > SINGLE_PRECISION_PROGRESS and recent[-1] > recent[0] / 2
+                    and recent[-1] < SINGLE_PRECISION_SLOW):
                 self._single = False
         return True
 
