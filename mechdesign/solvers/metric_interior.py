@@ -72,9 +72,9 @@ from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum: a backstop (the stall rules below
-#: end a run that stops making progress, the time limit any run), set above the 180–215 steps
-#: that 20 × 20 grids at ε = 1 with a Zipf prior take (at 200 one stopped at a gap of 6.7e-6,
-#: still closing)
+#: end a run that stops making progress, the time limit any run), set well above the 180–200
+#: steps that 20 × 20 grids at ε = 1 with a Zipf prior take (at 200 one stopped at a gap of
+#: 6.7e-6, still closing)
 MAX_ITERATIONS = 400
 #: pairs whose ε·d exceeds this are left out of the iterations: their coefficients (beyond
 #: e^30) leave the Newton system's entries to round-off, and their constraints bind only on

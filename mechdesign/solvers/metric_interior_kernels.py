@@ -163,8 +163,8 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     ``factors`` (float64 or float32: LAPACK's d- or s-routines); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
     added to the lower triangle of ``totals[y // chunk]`` (float64): each chunk of outputs has
     its own sum, added in the outputs' order, so that the sums do not depend on how the
-    outputs were split among threads (ranges begin at a chunk's start). A block that round-off has left
-    indefinite (near the optimum) is factorised again with a diagonal shift, growing over
+    outputs were split among threads (ranges begin at a chunk's start). A block that round-off
+    has left indefinite (near the optimum) is factorised again with a diagonal shift, growing over
     :data:`SHIFT_ATTEMPTS` attempts; only that block pays for it. Returns (-1, 0) when every
     block was factorised and inverted, else (y, 1) when block y could not be factorised with
     any shift or (y, 2) when its inverse failed; the blocks after y are then left untouched."""
@@ -179,11 +179,10 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     first_shift = FIRST_SHIFT_SINGLE if single else FIRST_SHIFT
     for y in range(lo, hi):
         f, s = factors[y], scale[y]
+        _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, block)
         shift = 0.0
         for attempt in range(SHIFT_ATTEMPTS):
-            # (again after a failed attempt: the factorisation overwrote the block)
-            _scaled_block(weights, a, b, c, order, start, bound_weights, y, s, block)
-            if attempt > 0:
+            if attempt > 0:  # (the failed factorisation overwrote f, not the block)
                 size = 0.0
                 for i in range(g):
                     size = max(size, abs(block[i, i]))
