@@ -2,6 +2,8 @@
 output; scipy/HiGHS at tight tolerances) across ε, priors and losses; its bound, its coincident
 inputs, its refusals, and its place in the general-metric portfolio."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -169,6 +171,9 @@ def test_the_path_names_both_methods():
     assert result.status == "optimal"
     path = " | ".join(result.solver["path"])
     assert "cone rays:" in path and "design from" in path
+    # the interior point's rounds, and how many of them were in single precision
+    rounds, single = map(int, re.search(r"interior point: (\d+) rounds \((\d+) in single precision\)", path).groups())
+    assert 0 < single < rounds
 
 
 def test_the_kernels_recover_the_duals_and_take_the_ratio_tests():

@@ -430,6 +430,11 @@ class MetricInteriorPoint:
         self._evaluate()
 
     @property
+    def rounds_note(self) -> str:
+        """What the path adds to the rounds: how many were in single precision."""
+        return f" ({self.single_steps} in single precision)" if self.single_steps else ""
+
+    @property
     def columns(self) -> int:
         """The outputs the method works with: all of them."""
         return self.lp.cost.shape[1]

@@ -247,7 +247,8 @@ class Turns:
         path.extend(self.declined)
         path.extend(f"{name} waited for the others' first {self.step[name]:.3g} s (the estimate of one of its steps)"
                     for name in self.started if name in self.waited)
-        path.append(", ".join(f"{name}: {method.rounds} rounds in {self.seconds[name]:.3g} s"
+        path.append(", ".join(f"{name}: {method.rounds} rounds{getattr(method, 'rounds_note', '')} "
+                              f"in {self.seconds[name]:.3g} s"
                               for name, method in self.started.items())
                     + (" (at once, one thread each)" if self.raced else "")
                     + f"; design from {design_from.name}, bound from {bound_from.name}"
