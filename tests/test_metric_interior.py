@@ -589,13 +589,14 @@ def test_a_failed_single_precision_factorisation_is_done_again_in_double(monkeyp
 
 
 def _stalled_in_single_precision(monkeypatch, cost, notion):
-    """A run whose single-precision steps stop moving the iterate once its gap is below 0.1 (as
-    round-off can stall them), and the record of which steps were single and stuck."""
+    """A run whose single-precision steps stop moving the iterate once its gap is below
+    SINGLE_PRECISION_SLOW (as round-off can stall them), and the record of which steps were
+    single and stuck."""
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=1e-8)
     step, stuck = metric_interior._step, []
 
     def stalling(lp, it, refine_above=float("inf"), single=False):
-        stuck.append(single and bool(run.gaps) and run.gaps[-1] < 0.1)
+        stuck.append(single and bool(run.gaps) and run.gaps[-1] < metric_interior.SINGLE_PRECISION_SLOW)
         if not stuck[-1]:
             step(lp, it, refine_above, single)
 
@@ -612,7 +613,7 @@ def test_single_precision_ends_when_its_gap_stops_halving(monkeypatch):
     cost, d, notion = _instance("grid", 0.5, "uniform", "squared", seed=3)
     run, stuck = _stalled_in_single_precision(monkeypatch, cost, notion)
     first = stuck.index(True)
-    # stuck from its first step below a gap of 0.1; after the progress window, double precision
+    # stuck from its first step below the slow gap; after the progress window, double precision
     # for the rest of the run, which closes the gap
     assert 0 < sum(stuck) <= metric_interior.SINGLE_PRECISION_PROGRESS
     assert all(stuck[first:first + sum(stuck)]) and run.single_steps == first + sum(stuck)

@@ -122,14 +122,15 @@ REFINE_SHARE = 0.1
 SINGLE_PRECISION_GAP = 1e-3
 #: single precision also ends for the run when a factorisation fails in it, and when its gap,
 #: below :data:`SINGLE_PRECISION_SLOW`, has not halved over this many steps: round-off can stall
-#: it (100 haversine locations at ε = 0.25 sat at a gap of 1.05e-3 in single precision). Such
-#: stalls were seen at gaps of 1e-5 to 4e-3; in double precision, windows of ten steps without
-#: a halving came only above a gap of 0.2 (72 runs over 10 × 10 grids and 100 haversine
-#: locations, ε from 0.1 to 4, three priors and losses). Should the method's own stall rule
-#: (:data:`STALL_ITERATIONS`) find single-precision steps in its window, the run goes on in
-#: double precision for a window of its own instead of declining
+#: it (100 haversine locations at ε = 0.25 sat at a gap of 1.05e-3 in single precision; left
+#: there longer, 10 × 10 grids stalled at 1.9e-3 and 3.9e-3, and between 1e-5 and 1e-4). Above
+#: 1e-2 slow stretches are the path's, not round-off's: with the rule from 0.1 down, single
+#: precision ended early on 300 haversine locations and 20 × 20 grids at ε = 1 (one run each:
+#: 7 % more time in all, 14 % more a step). Should the method's own stall rule (:data:`STALL_ITERATIONS`) find
+#: single-precision steps in its window, the run goes on in double precision for a window of
+#: its own instead of declining
 SINGLE_PRECISION_PROGRESS = 10
-SINGLE_PRECISION_SLOW = 0.1
+SINGLE_PRECISION_SLOW = 1e-2
 #: the outputs' blocks add their inverses into this many sums at most, one per chunk of
 #: consecutive outputs, and the threads take whole chunks: the sum is then the same whatever
 #: the threads (in single precision a last-bit difference in it changes how the next blocks
