@@ -9,7 +9,7 @@ import pytest
 
 from mechdesign import Domain, Metric, MetricPrivacy, Problem
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.solvers import dantzig_wolfe, metric_interior
+from mechdesign.solvers import dantzig_wolfe, metric_dense, metric_interior
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, coincident_groups
@@ -221,14 +221,14 @@ def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the
     import scipy.linalg
 
     from mechdesign.core.threads import ranges
-    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
+    from mechdesign.solvers.metric_dense import factors_and_inverse_sum
     from mechdesign.solvers.metric_interior_kernels import cholesky_solves
 
     rng = np.random.default_rng(5)
     rows = _random_rows(rng, 12, 7, 150)
     blocks = _dense_blocks(*rows)
     v = rng.normal(size=(12, 7))
-    factors, scale, total = _factors_and_inverse_sum(*rows, threads=threads, single=single)
+    factors, scale, total = factors_and_inverse_sum(*rows, threads=threads, single=single)
     # single precision: the factors and inverses to about seven digits, the rest in double
     rtol = 1e-4 if single else 1e-10
     assert factors.dtype == (np.float32 if single else np.float64)
@@ -246,7 +246,7 @@ def test_the_batched_solves_and_the_inverse_sum_match_lapack_on_any_split_of_the
 
 @pytest.mark.parametrize("single", [False, True])
 def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift(single):
-    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
+    from mechdesign.solvers.metric_dense import factors_and_inverse_sum
 
     # output 1's block is w g gᵀ + 1e-17 I with g = (−1, 1): singular in floating point
     # (scaled to a unit diagonal, its off-diagonal entries are −1)
@@ -254,7 +254,7 @@ def test_a_block_that_round_off_left_indefinite_is_factorised_with_a_shift(singl
     bound_weights = np.array([[1.0, 1e-17], [1.0, 1e-17]])
     block = np.array([[1.0, -1.0], [-1.0, 1.0]])
     for threads in (1, 2):
-        factors, scale, total = _factors_and_inverse_sum(weights, a, b, c, out, bound_weights, threads=threads,
+        factors, scale, total = factors_and_inverse_sum(weights, a, b, c, out, bound_weights, threads=threads,
                                                          single=single)
         lower = np.tril(factors[1]).astype(float)  # (above the diagonal is not defined)
         shifted = lower @ lower.T
@@ -303,14 +303,14 @@ def test_a_loss_and_its_multiple_follow_the_same_path(scale, monkeypatch):
 
 def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
     from mechdesign.solvers.metric_chain import ChainNewton
-    from mechdesign.solvers.metric_interior import _Newton
+    from mechdesign.solvers.metric_dense import DenseNewton
 
     cost, d, notion = _instance("line", 0.5, "dirichlet", "random", seed=2)
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.5, tol=1e-8)
     assert run.lp.chain  # sorted points: every pair joins neighbours
     for _ in range(6):  # an iterate off the start, where the weights differ from pair to pair
         run.advance()
-    chain, dense = ChainNewton(run.lp, run.it), _Newton(run.lp, run.it)
+    chain, dense = ChainNewton(run.lp, run.it), DenseNewton(run.lp, run.it)
     v = np.random.default_rng(0).normal(size=run.it.K.shape)
     assert np.allclose(chain.apply(v), dense.apply(v), rtol=1e-9, atol=1e-12 * np.abs(dense.apply(v)).max())
     lower = [np.tril(newton.factor[0]) for newton in (chain, dense)]
@@ -494,7 +494,8 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     # near the optimum the blocks are ill-conditioned; one step of iterative refinement must
     # shrink the residual of H_y dK_y = rhs_y + du (H applied as a product) and keep Σ_y dK = r_p
     from mechdesign.solvers.metric_chain import ChainNewton
-    from mechdesign.solvers.metric_interior import _Newton, _solve
+    from mechdesign.solvers.metric_dense import DenseNewton
+    from mechdesign.solvers.metric_interior import _solve
 
     cost, d, notion = _instance(kind, 0.1, "zipf", "squared")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.1, tol=1e-6)
@@ -506,7 +507,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     r_p = 1.0 - it.K.sum(axis=1)
     t_K, t_S = -it.K * it.mu, -it.S * it.lam
     rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
-    newton = (ChainNewton if lp.chain else _Newton)(lp, it)
+    newton = (ChainNewton if lp.chain else DenseNewton)(lp, it)
     residuals = []
     for refine in (False, True):
         dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S, refine)
@@ -571,16 +572,16 @@ def test_the_first_steps_run_in_single_precision_and_the_last_in_double():
 
 
 def test_a_failed_single_precision_factorisation_is_done_again_in_double(monkeypatch):
-    from mechdesign.solvers.metric_interior import _factors_and_inverse_sum
+    from mechdesign.solvers.metric_dense import factors_and_inverse_sum
 
     def no_single(*args, single=False, **kwargs):
         if single:
             raise SolverDeclined("the interior-point system lost definiteness")
-        return _factors_and_inverse_sum(*args, **kwargs)
+        return factors_and_inverse_sum(*args, **kwargs)
 
     cost, d, notion = _instance("points", 0.5, "dirichlet", "random", seed=2)
     reference = _run(cost, notion)
-    monkeypatch.setattr(metric_interior, "_factors_and_inverse_sum", no_single)
+    monkeypatch.setattr(metric_dense, "factors_and_inverse_sum", no_single)
     run = _run(cost, notion)
     # the first step fails in single precision, is taken in double, and the run stays there
     assert run.single_steps == 0 and reference.single_steps > 0

@@ -64,11 +64,12 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from mechdesign.core.blas_threads import one_blas_thread
-from mechdesign.core.threads import over, ranges, solver_threads, split
+from mechdesign.core.threads import over, ranges, solver_threads
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
-from mechdesign.solvers.ldp_interior import shifted_cholesky, step_lengths
+from mechdesign.solvers.ldp_interior import step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
+from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum: a backstop (the stall rules below
@@ -131,11 +132,6 @@ SINGLE_PRECISION_GAP = 1e-3
 #: its own instead of declining
 SINGLE_PRECISION_PROGRESS = 10
 SINGLE_PRECISION_SLOW = 1e-2
-#: the outputs' blocks add their inverses into this many sums at most, one per chunk of
-#: consecutive outputs, and the threads take whole chunks: the sum is then the same whatever
-#: the threads (in single precision a last-bit difference in it changes how the next blocks
-#: round: two thread counts' iterates parted by 1e-4 within eleven steps)
-SUM_CHUNKS = 16
 #: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
 #: with the cost, so a loss and its multiple follow the same path. The constant hardly
 #: matters: 0.5, 1, 2, 4 and 8 took 3,233, 3,215, 3,273, 3,253 and 3,302 steps in all to a gap
@@ -186,7 +182,7 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     else:
         def run(k: int, size: int) -> None:
             none = np.zeros(0, dtype=np.intp)
-            _factors_and_inverse_sum(np.zeros(0), none, none, np.zeros(0), none, np.full((size, k), 2.0), threads=1)
+            factors_and_inverse_sum(np.zeros(0), none, none, np.zeros(0), none, np.full((size, k), 2.0), threads=1)
     with one_blas_thread():
         run(1, 2)  # compiled code loaded, LAPACK warmed
         seconds = []
@@ -288,67 +284,7 @@ class _Iterate:
         return float((self.K * self.mu).sum() + self.S @ self.lam), self.K.size + self.S.size
 
 
-class _Newton(BlockSystem):
-    """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
-    D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor, and the Cholesky factor of
-    Σ_y H_y⁻¹, shared by the predictor and the correctors."""
-
-    def __init__(self, lp: _Reduced, it: _Iterate, single: bool = False):
-        # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
-        # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
-        # the largest)
-        weights = self.weigh(it)  # the rows' weights Λ/S
-        rows = it.rows
-        self.factors, self.scale, inverse_sum = _factors_and_inverse_sum(weights, rows.a, rows.b, rows.c, rows.out,
-                                                                         self.bound_weights, single=single)
-        self.factor = shifted_cholesky(inverse_sum)
-
-    def apply(self, v: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ v[:, y] = D_y (D_y H_y D_y)⁻¹ D_y v[:, y] for every output y, as a (g, m) array, by
-        the scaled blocks' factors (the inverses, whose products are not backward stable, would
-        leave the rows' sums drifting near the optimum), ranges of outputs on several threads."""
-        from mechdesign.solvers.metric_interior_kernels import cholesky_solves
-
-        out = v * self.scale.T
-        split(lambda lo, hi: cholesky_solves(self.factors, out, lo, hi), out.shape[1])
-        return out * self.scale.T
-
-
-def _factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: np.ndarray,
-                             bound_weights: np.ndarray, threads: int | None = None, single: bool = False
-                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For the blocks H_y = Gᵀ diag(``weights``) G + diag(``bound_weights[:, y]``) over the rows
-    (a, b, c, ``out``) of each output y: (the Cholesky factors of the scaled blocks D_y H_y D_y,
-    each in the lower triangle; D_y = diag(H_y)^-1/2 as an (m, g) array; Σ_y H_y⁻¹). Ranges of
-    outputs run on ``threads`` threads (default :func:`solver_threads`), each assembling,
-    scaling, factorising and inverting its blocks one at a time into their factors and adding
-    the inverses to the sums of their chunks of outputs (neither the unscaled blocks nor their
-    inverses are ever held as a stack); the chunks (:data:`SUM_CHUNKS` at most) do not depend on
-    the threads, so neither does the sum, to the last bit. With ``single`` the factors and
-    inverses are computed in single precision (the blocks are assembled and the sums accumulated
-    in double). A scaled block that round-off has left indefinite is factorised with a growing
-    diagonal shift, as :func:`shifted_cholesky` does, in the same pass; raises
-    :class:`SolverDeclined` when no shift helps or an inverse fails."""
-    from mechdesign.solvers.metric_interior_kernels import factor_and_add_inverses, rows_by_output
-
-    g, m = bound_weights.shape
-    order, start = rows_by_output(out, m)
-    bound_weights = np.ascontiguousarray(bound_weights)
-    scale, factors = np.empty((m, g)), np.empty((m, g, g), dtype=np.float32 if single else np.float64)
-    chunk = -(-m // SUM_CHUNKS)
-    totals = np.zeros((-(-m // chunk), g, g))
-
-    def work(first: int, last: int):
-        return factor_and_add_inverses(weights, a, b, c, order, start, bound_weights, first * chunk,
-                                       min(last * chunk, m), scale, factors, totals, chunk)
-
-    if any(stage != 0 for _, stage in split(work, totals.shape[0], threads)):
-        raise SolverDeclined("the interior-point system lost definiteness")
-    total = totals.sum(axis=0)
-    return factors, scale, total + np.tril(total, -1).T
-
-
-def _solve(lp: _Reduced, it: _Iterate, newton: _Newton, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
+def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
            t_S: np.ndarray, refine: bool = False) -> list[np.ndarray]:
     """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
@@ -368,7 +304,7 @@ def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray)
     return t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
 
 
-def _refine(it: _Iterate, newton: _Newton, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray) -> None:
+def _refine(it: _Iterate, newton: BlockSystem, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray) -> None:
     """One step of iterative refinement of a solution (dK, du) of :func:`_solve`, in place: the
     blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product, their residual
     corrected by the same elimination (keeping Σ_y dK = r_p)."""
@@ -382,7 +318,7 @@ def _refine(it: _Iterate, newton: _Newton, rhs: np.ndarray, dK: np.ndarray, du: 
 class _Direction:
     """One search direction and its largest interior step lengths."""
 
-    def __init__(self, lp: _Reduced, it: _Iterate, newton: _Newton, r_d: np.ndarray, r_p: np.ndarray,
+    def __init__(self, lp: _Reduced, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, r_p: np.ndarray,
                  t_K: np.ndarray, t_S: np.ndarray):
         self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
         self.dmu = np.empty_like(self.dK)
@@ -397,7 +333,7 @@ class _Direction:
         a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
         self.a_p, self.a_d = min(a_K, a_S), min(a_mu, a_lam)
 
-    def refine(self, it: _Iterate, newton: _Newton, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> None:
+    def refine(self, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> None:
         """One step of iterative refinement of this direction for the targets it was solved for
         (t_K, t_S), then dS, dμ, dλ and the step lengths again."""
         _refine(it, newton, _blocks_rhs(it, r_d, t_K, t_S), self.dK, self.du)
@@ -527,7 +463,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     )
 
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-    newton = ChainNewton(lp, it) if lp.chain else _Newton(lp, it, single)
+    newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
     r_p = 1.0 - it.K.sum(axis=1)
     pK, pS = it.K * it.mu, it.S * it.lam
     total, count = it.complementarity()
