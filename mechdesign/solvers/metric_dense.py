@@ -20,10 +20,10 @@ SUM_CHUNKS = 16
 
 
 class DenseNewton(BlockSystem):
-    """The Newton system at one iteration (in single precision while ``single``, see
-    :data:`~mechdesign.solvers.metric_interior.SINGLE_PRECISION_GAP`): every output's block H_y scaled to a unit diagonal,
-    D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor, and the Cholesky factor of
-    Σ_y H_y⁻¹, shared by the predictor and the correctors."""
+    """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
+    D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor (in single precision with
+    ``single``: see :data:`~mechdesign.solvers.metric_interior.SINGLE_PRECISION_GAP`), and the
+    Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and the correctors."""
 
     def __init__(self, lp, it, single: bool = False):
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
