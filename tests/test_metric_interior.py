@@ -495,7 +495,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     # shrink the residual of H_y dK_y = rhs_y + du (H applied as a product) and keep Σ_y dK = r_p
     from mechdesign.solvers.metric_chain import ChainNewton
     from mechdesign.solvers.metric_dense import DenseNewton
-    from mechdesign.solvers.metric_interior import _solve
+    from mechdesign.solvers.metric_interior import _refine, _solve
 
     cost, d, notion = _instance(kind, 0.1, "zipf", "squared")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.1, tol=1e-6)
@@ -510,7 +510,9 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     newton = (ChainNewton if lp.chain else DenseNewton)(lp, it)
     residuals = []
     for refine in (False, True):
-        dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S, refine)
+        dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        if refine:
+            _refine(it, newton, rhs, dK, du)
         product = it.rows.transpose(it.lam / it.S * it.rows.slack(dK)) + it.mu / it.K * dK
         residuals.append(np.abs(product - rhs - du[:, None]).max() / np.abs(rhs).max())
         assert np.abs(dK.sum(axis=1) - r_p).max() <= 1e-12

@@ -127,9 +127,9 @@ SINGLE_PRECISION_GAP = 1e-3
 #: there longer, 10 × 10 grids stalled at 1.9e-3 and 3.9e-3, and between 1e-5 and 1e-4). Above
 #: 1e-2 slow stretches are the path's, not round-off's: with the rule from 0.1 down, single
 #: precision ended early on 300 haversine locations and 20 × 20 grids at ε = 1 (one run each:
-#: 7 % more time in all, 14 % more a step). Should the method's own stall rule (:data:`STALL_ITERATIONS`) find
-#: single-precision steps in its window, the run goes on in double precision for a window of
-#: its own instead of declining
+#: 7 % more time in all, 14 % more a step). Should the method's own stall rule
+#: (:data:`STALL_ITERATIONS`) find single-precision steps in its window, the run goes on in
+#: double precision for a window of its own instead of declining
 SINGLE_PRECISION_PROGRESS = 10
 SINGLE_PRECISION_SLOW = 1e-2
 #: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
@@ -285,17 +285,15 @@ class _Iterate:
 
 
 def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
-           t_S: np.ndarray, refine: bool = False) -> list[np.ndarray]:
+           t_S: np.ndarray) -> list[np.ndarray]:
     """(dK, du, dS) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
-    by the block elimination of the module docstring (dμ and dλ follow from the last two), with
-    one step of iterative refinement (:func:`_refine`) when ``refine``."""
+    by the block elimination of the module docstring (dμ and dλ follow from the last two); the
+    direction a step takes may then get a step of iterative refinement (:func:`_refine`)."""
     rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
     du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
     dK = v + newton.apply_row(du)
-    if refine:
-        _refine(it, newton, rhs, dK, du)
     return [dK, du, it.rows.slack(dK)]
 
 
@@ -420,7 +418,8 @@ class MetricInteriorPoint:
             raise SolverDeclined(f"the gap has not moved over {FROZEN_ITERATIONS} interior-point iterations "
                                  f"with the iterate converged (gap {gaps[-1]:.2g}: round-off)")
         if len(gaps) > STALL_ITERATIONS and gaps[-1] > gaps[-1 - STALL_ITERATIONS] / 2:
-            if self._last_single and self.rounds - STALL_ITERATIONS < self._last_single:  # double gets its own window
+            # single-precision steps in the window: double precision gets a window of its own
+            if self._last_single and self.rounds - STALL_ITERATIONS < self._last_single:
                 self._single = False
             else:
                 raise SolverDeclined(f"the gap did not halve over {STALL_ITERATIONS} interior-point iterations "
@@ -452,9 +451,10 @@ class MetricInteriorPoint:
 def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bool = False) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
-    programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative refinement once the dual
-    equation's residual could take more than ``refine_above`` from the bound. With ``single``
-    the dense blocks are factorised in single precision (:data:`SINGLE_PRECISION_GAP`)."""
+    programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative
+    refinement once the dual equation's residual could take more than ``refine_above`` from the
+    bound. With ``single`` the dense blocks are factorised in single precision
+    (:data:`SINGLE_PRECISION_GAP`)."""
     from mechdesign.solvers.metric_interior_kernels import (
         centred_targets,
         move_slacks,
