@@ -4,8 +4,9 @@ Neither method is fast everywhere. Column generation
 (:mod:`mechdesign.solvers.column_generation`) wins when the optimum uses few outputs (small ε:
 a handful of staircase columns), but when it uses nearly every output (large ε, random losses)
 its master grows into the whole |X||Y|-variable LP. The interior-point method
-(:mod:`mechdesign.solvers.ldp_interior`) costs the same per iteration whatever the optimum looks
-like, but needs tens of dense iterations where column generation needs a few small masters.
+(:mod:`mechdesign.solvers.ldp_interior`, on a working set of outputs that grows by pricing:
+:mod:`mechdesign.solvers.ldp_working_set`) takes tens of steps whatever the optimum looks like,
+where column generation needs a few small masters.
 Which one wins is not known in advance and no threshold on ε or the size predicts it, so both run
 in turns (:mod:`mechdesign.solvers.portfolio`). Column generation's bound often jumps in its last
 rounds, which the turns' rule (the method predicted to finish later still gets a third of the
@@ -25,7 +26,7 @@ from mechdesign.core.limits import Limits
 from mechdesign.privacy.ldp import LDP
 from mechdesign.solvers.column_generation import ColumnRounds, LDPCone
 from mechdesign.solvers.contexts import EXACT_AIM, ContextSolution, aimed_gap, solve_contexts
-from mechdesign.solvers.ldp_interior import InteriorPoint
+from mechdesign.solvers.ldp_working_set import WorkingSetInteriorPoint
 from mechdesign.solvers.portfolio import Turns
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
 from mechdesign.solvers.race import compete
@@ -45,12 +46,13 @@ def solve_interleaved(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, in
     to ``path``; the outputs column generation's last master used are put in ``used`` (a warm
     start for a neighbouring ε). Raises :class:`SolverDeclined` when both methods declined.
 
-    ``initial`` names output columns for column generation to begin with."""
+    ``initial`` names output columns for both methods to begin with."""
     path = [] if path is None else path
     cone = LDPCone(cost.shape[0], epsilon)
     pricing = min(tol, EXACT_AIM)  # column generation adds every column that improves by more
     turns = Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=pricing, initial=initial),
-                   InteriorPoint.name: lambda: InteriorPoint(cost, epsilon, tol=tol)}, NAME,
+                   WorkingSetInteriorPoint.name: lambda: WorkingSetInteriorPoint(cost, epsilon, tol=tol,
+                                                                                 initial=initial)}, NAME,
                   floor=1e-6 * float(np.abs(cost).sum()) / max(cost.shape[1], 1))
     try:
         return compete(turns, tol, limits, path)

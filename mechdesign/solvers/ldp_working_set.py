@@ -1,0 +1,149 @@
+"""The ε-LDP interior point over a working set of outputs that grows by pricing.
+
+Most ε-LDP optima use a fraction of the outputs: on 300 values, 2–27 of 300 at ε = 1 and
+15–144 at ε = 8 over uniform, Dirichlet and Zipf priors and the metric, squared and random
+losses. The interior point over every output (:mod:`mechdesign.solvers.ldp_interior`) pays for
+the unused ones twice: every step's arrays and its reduced system carry them, and their
+columns, shrinking towards zero, are what cut its steps short (on 1,000 values at ε = 8 with a
+Dirichlet prior and a random loss: 137 steps over 1,000 outputs, 71 over the 295 the optimum
+uses, 22 s against 3 s).
+
+So the iterations start on :data:`FIRST_OUTPUTS` outputs, those that cost least when every
+input is sent to them (the columns' sums of C − min_y C over the inputs), and every output
+takes part in the bound: the iterate's row duals u are priced over all of them
+(:func:`~mechdesign.solvers.column_generation.dual_bound`, valid for any u), as column
+generation prices them. Outputs whose price is negative join the working set, the most negative
+first and at most as many as it holds (it at most doubles), once the iterations have taken
+:data:`SETTLE_STEPS` steps since the last join and have nearly solved the restricted problem:
+its own gap within :data:`JOIN_SHARE` of the gap to the bound over every output, and below the
+value. They join the iterate in progress (:meth:`InteriorPoint.add_outputs`: strictly inside
+their cones, centred and dual feasible), so the method does not start again. When the working
+set holds every output this is the interior point over every output; nothing in the proof
+depends on the set, and the design (zero on the outputs outside it) is certified like any
+other.
+
+On 1,000 values, the interior point alone against its working-set form: ε = 8, Dirichlet prior,
+random loss 22 s against 4.8 s; ε = 1, the three priors with a random loss, 10–13 s against
+0.4–0.5 s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mechdesign.core.limits import Limits
+from mechdesign.solvers import ldp_interior
+from mechdesign.solvers.column_generation import LDPCone, dual_bound
+from mechdesign.solvers.contexts import ContextSolution
+
+NAME = "ε-LDP interior point on a working set"
+#: outputs in the first working set (all of them when there are no more)
+FIRST_OUTPUTS = 64
+#: steps after a join before outputs may join again (the joined columns settle in)
+SETTLE_STEPS = 3
+#: outputs join when the restricted problem's own gap is at most this share of the gap to the
+#: bound over every output
+JOIN_SHARE = 0.1
+
+
+class WorkingSetInteriorPoint:
+    """The interior point of :class:`~mechdesign.solvers.ldp_interior.InteriorPoint` on a working
+    set of outputs, one step at a time (:meth:`advance`), with the same attributes: the best
+    design so far (:attr:`value`, :meth:`design`, over every output), the best bound over every
+    output (:attr:`bound`, :attr:`latest_bound`) and :attr:`done`. ``initial`` names outputs to
+    begin with besides the first :data:`FIRST_OUTPUTS` (a neighbouring ε's, in a sweep)."""
+
+    name = "interior point"
+
+    def __init__(self, cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, initial: list[int] | None = None):
+        self.cost, self.tol = cost, tol
+        self.cone = LDPCone(cost.shape[0], epsilon)
+        regret = self.cone.price(cost - cost.min(axis=1, keepdims=True))  # >= 0 for every output
+        first = np.argsort(regret, kind="stable")[:FIRST_OUTPUTS]
+        extra = [y for y in dict.fromkeys(initial or []) if 0 <= y < cost.shape[1]]
+        self.outputs = np.unique(np.concatenate([first, np.asarray(extra, dtype=int)])).astype(int)
+        # a join can only double the set: the steps it may add are bounded by the doublings
+        iterations = 2 * ldp_interior.MAX_ITERATIONS
+        self.inner = ldp_interior.InteriorPoint(cost[:, self.outputs], epsilon, tol=tol, max_iterations=iterations)
+        self.value, self.bound, self._design = math.inf, -math.inf, None
+        self.rounds, self.joins, self.since_join, self.done = 0, 0, 0, False
+        self._evaluate()
+
+    @property
+    def columns(self) -> int:
+        """The outputs in the working set."""
+        return int(self.outputs.size)
+
+    @property
+    def rounds_note(self) -> str:
+        """For the solver's path: the working set's size and how often outputs joined it."""
+        return f" on {self.columns} of {self.cost.shape[1]} outputs ({self.joins} joins)"
+
+    def design(self) -> np.ndarray:
+        return self._design
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        return ContextSolution(self._design, self.value, min(self.bound, self.value), self.rounds,
+                               self.columns, stopped)
+
+    def _evaluate(self) -> np.ndarray:
+        """Take the restricted iterate's best design, price every output at its row duals and
+        return the prices."""
+        inner = self.inner
+        if inner.value < self.value:
+            self.value = inner.value
+            self._design = np.zeros(self.cost.shape)
+            self._design[:, self.outputs] = inner.design()
+        prices = self.cone.price(self.cost - inner.it.u[:, None])
+        self.latest_bound = dual_bound(inner.it.u, prices)
+        self.bound = max(self.bound, self.latest_bound)
+        self.done = self.value - self.bound <= self.tol * max(1.0, abs(self.value))
+        return prices
+
+    def advance(self, limits=None) -> bool:
+        """One interior-point step on the working set, the bound over every output, and the
+        outputs that price out joining the set when the restricted problem is nearly solved
+        (see the module docstring). Raises
+        :class:`~mechdesign.solvers.highs_model.SolverDeclined` as the interior point does."""
+        inner = self.inner
+        inner.advance()
+        self.rounds += 1
+        self.since_join += 1
+        prices = self._evaluate()
+        if self.done or self.outputs.size == self.cost.shape[1]:
+            return True
+        own_gap = inner.value - inner.latest_bound
+        settled = self.since_join >= SETTLE_STEPS and own_gap <= abs(inner.value)
+        if inner.done or settled and own_gap <= JOIN_SHARE * (inner.value - self.latest_bound):
+            self._join(prices)
+        return True
+
+    def _join(self, prices: np.ndarray) -> None:
+        """The outputs outside the set whose price is negative join it, the most negative first,
+        at most as many as it holds."""
+        outside = np.ones(self.cost.shape[1], dtype=bool)
+        outside[self.outputs] = False
+        improving = np.flatnonzero(outside & (prices < 0.0))
+        if improving.size:
+            joining = improving[np.argsort(prices[improving], kind="stable")[:self.outputs.size]]
+            self.inner.add_outputs(self.cost[:, joining])
+            self.outputs = np.concatenate([self.outputs, joining])
+            self.joins += 1
+            self.since_join = 0
+
+
+def solve_by_working_set(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
+                         limits: Limits | None = None) -> ContextSolution:
+    """Minimise Σ cost·K over ε-LDP row-stochastic K by :class:`WorkingSetInteriorPoint` steps
+    until value − bound <= tol·max(1, |value|), or ``limits``' deadline (``stopped=True``).
+    Raises :class:`~mechdesign.solvers.highs_model.SolverDeclined` as the interior point does."""
+    run = WorkingSetInteriorPoint(cost, epsilon, tol=tol)
+    while not run.done:
+        if limits is not None:
+            limits.report(NAME, run.rounds, run.value, run.bound)
+            if limits.expired():
+                return run.result(stopped=True)
+        run.advance()
+    return run.result()

@@ -1,0 +1,103 @@
+"""The ε-LDP interior point on a working set of outputs: the plain LP's optimum across ε, priors
+and losses when the first set misses most of the optimum's outputs; a bound proven over every
+output (a set that may not grow never claims the optimum); outputs joining the iterate in
+progress strictly inside their cones, centred and dual feasible."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mechdesign.privacy import LDP
+from mechdesign.solvers import ldp_working_set
+from mechdesign.solvers.ldp_interior import InteriorPoint
+from mechdesign.solvers.ldp_working_set import WorkingSetInteriorPoint, solve_by_working_set
+from tests.reference_lp import ldp_lp
+
+
+def _cost(prior: str, loss: str, n: int, k: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x, y = np.arange(n)[:, None], np.arange(k)[None, :] * (n - 1) / max(k - 1, 1)
+    p = {"uniform": np.full(n, 1.0), "dirichlet": rng.dirichlet(np.ones(n)),
+         "zipf": rng.permutation(1.0 / np.arange(1, n + 1) ** 1.1)}[prior]
+    d = np.abs(x - y)
+    L = {"metric": d, "squared": d ** 2, "random": rng.random((n, k)), "zero-one": (d > 0.5) * 1.0}[loss]
+    return (p / p.sum())[:, None] * L
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.25, 1.0, 2.0, 4.0, 8.0])
+@pytest.mark.parametrize("prior,loss", [("uniform", "metric"), ("dirichlet", "random"), ("zipf", "squared"),
+                                        ("uniform", "random"), ("zipf", "zero-one")])
+def test_agrees_with_the_plain_lp_from_a_set_of_two_outputs(monkeypatch, epsilon, prior, loss):
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
+    cost = _cost(prior, loss, 12, 14, seed=int(100 * epsilon) + len(prior + loss))
+    plain = ldp_lp(cost, epsilon)
+    found = solve_by_working_set(cost, epsilon)
+    assert found.objective == pytest.approx(plain, rel=1e-7, abs=1e-9)
+    assert found.bound <= plain + 1e-12
+    K = found.matrix
+    assert (K >= 0).all()
+    np.testing.assert_allclose(K.sum(axis=1), 1.0, atol=1e-12)
+    # private up to the rows' residual sums that a join leaves and the steps close (the
+    # certificate's repair takes the last 1e-8)
+    assert LDP(epsilon).level(K) <= epsilon + 1e-7
+
+
+def test_outputs_join_until_the_set_holds_the_optimums_outputs(monkeypatch):
+    # a 0-1 loss at ε = 8 under a uniform prior: randomised response over all 14 outputs is the
+    # optimum, so a set that starts with 2 must grow to all of them
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
+    cost = _cost("uniform", "zero-one", 14, 14, seed=1)
+    run = WorkingSetInteriorPoint(cost, 8.0)
+    assert run.columns == 2
+    while not run.done:
+        run.advance()
+    assert run.columns == 14 and run.joins >= 3  # a join at most doubles the set
+    assert run.value == pytest.approx(ldp_lp(cost, 8.0), rel=1e-7)
+
+
+def test_a_set_that_may_not_grow_never_claims_the_optimum(monkeypatch):
+    # the bound prices every output, not only those in the set: with joins disabled the run
+    # solves the restricted problem, whose optimum is above the full one, and must not stop
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
+    cost = _cost("uniform", "zero-one", 10, 10, seed=2)
+    run = WorkingSetInteriorPoint(cost, 4.0)
+    monkeypatch.setattr(run, "_join", lambda prices: None)
+    while not run.inner.done and run.rounds < 100:
+        run.advance()
+    optimum = ldp_lp(cost, 4.0)
+    assert run.inner.done  # the restricted problem is solved...
+    assert run.value > optimum + 1e-3 and run.bound <= optimum + 1e-12 and not run.done  # ...the full one is not
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_joining_outputs_enter_inside_their_cones_centred_and_dual_feasible(epsilon):
+    cost = _cost("dirichlet", "random", 9, 12, seed=3)
+    run = InteriorPoint(cost[:, :5], epsilon)
+    for _ in range(4):
+        run.advance()
+    it, top = run.it, run.top
+    mu = (((it.K - it.m) * it.lam).sum() + ((top * it.m - it.K) * it.nu).sum()) / (2 * it.K.size)
+    u = it.u.copy()
+    run.add_outputs(cost[:, 5:])
+    K, m, lam, nu = it.K[:, 5:], it.m[5:], it.lam[:, 5:], it.nu[:, 5:]
+    s1, s2 = K - m, top * m - K
+    assert (s1 > 0).all() and (s2 > 0).all() and (lam > 0).all() and (nu > 0).all()
+    np.testing.assert_allclose(s1 * lam, mu, rtol=1e-9)
+    np.testing.assert_allclose(s2 * nu, mu, rtol=1e-9)
+    np.testing.assert_allclose(lam - nu, cost[:, 5:] - u[:, None], rtol=1e-8, atol=1e-12 * np.abs(lam).max())
+    assert run.cost.shape == cost.shape and run.design().shape == cost.shape
+    while not run.done:
+        run.advance()
+    assert run.value == pytest.approx(ldp_lp(cost, epsilon), rel=1e-7, abs=1e-9)
+    assert math.isfinite(run.bound) and run.bound <= ldp_lp(cost, epsilon) + 1e-12
+
+
+def test_the_first_set_is_the_outputs_that_cost_least_when_every_input_is_sent_to_them(monkeypatch):
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 3)
+    cost = np.full((4, 6), 5.0)
+    cost[:, 4] = 1.0  # cheapest for every input
+    cost[0, 1] = 0.0  # best for input 0 alone, but far worse for the others
+    cost[1:, 2] = 2.0
+    run = WorkingSetInteriorPoint(cost, 1.0, initial=[5, 5, 9])  # 9 is no output: left out
+    assert sorted(run.outputs.tolist()) == [1, 2, 4, 5]
