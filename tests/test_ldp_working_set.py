@@ -1,7 +1,9 @@
-"""The ε-LDP interior point on a working set of outputs: the plain LP's optimum across ε, priors
-and losses when the first set misses most of the optimum's outputs; a bound proven over every
-output (a set that may not grow never claims the optimum); outputs joining the iterate in
-progress strictly inside their cones, centred and dual feasible."""
+"""The ε-LDP interior point on a working set of outputs, and beside the one on every output: the
+plain LP's optimum across ε, priors and losses when the first set misses most of the optimum's
+outputs; a bound proven over every output (a set that may not grow never claims the optimum);
+outputs joining the iterate in progress strictly inside their cones, centred and dual feasible;
+the pair's steps following each method's progress, and either finishing when the other
+declines."""
 
 import math
 
@@ -11,7 +13,11 @@ import pytest
 from mechdesign.privacy import LDP
 from mechdesign.solvers import ldp_working_set
 from mechdesign.solvers.ldp_interior import InteriorPoint
-from mechdesign.solvers.ldp_working_set import WorkingSetInteriorPoint, solve_by_working_set
+from mechdesign.solvers.ldp_working_set import (
+    InteriorPair,
+    WorkingSetInteriorPoint,
+    solve_by_working_set,
+)
 from tests.reference_lp import ldp_lp
 
 
@@ -101,3 +107,56 @@ def test_the_first_set_is_the_outputs_that_cost_least_when_every_input_is_sent_t
     cost[1:, 2] = 2.0
     run = WorkingSetInteriorPoint(cost, 1.0, initial=[5, 5, 9])  # 9 is no output: left out
     assert sorted(run.outputs.tolist()) == [1, 2, 4, 5]
+
+
+# ---------------------------------------------------------------------------------------------
+# the working set beside the interior point on every output
+
+
+@pytest.mark.parametrize("which", ["working set", "every output"])
+def test_the_pair_finishes_on_either_when_the_other_declines(monkeypatch, which):
+    from mechdesign.solvers.highs_model import SolverDeclined
+
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
+    cost = _cost("dirichlet", "random", 10, 12, seed=5)
+
+    def declining():
+        raise SolverDeclined("declined on purpose")
+
+    class Patched(InteriorPair):  # one starter declines (the working set starts in __init__)
+        def _start(self, name):
+            if name == which:
+                self.starters[name] = declining
+            super()._start(name)
+
+    run = Patched(cost, 1.0)
+    while not run.done:
+        run.advance()
+    assert run.value == pytest.approx(ldp_lp(cost, 1.0), rel=1e-7)
+    assert f"{which} declined: declined on purpose" in run.rounds_note
+    assert list(run.methods) == [name for name in ("working set", "every output") if name != which]
+
+
+class _Stub:
+    def __init__(self, value, latest_bound):
+        self.value, self.latest_bound, self.bound, self.rounds = value, latest_bound, latest_bound, 1
+
+
+def test_the_pair_steps_the_method_predicted_to_finish_first_and_gives_the_other_an_eighth():
+    pair = InteriorPair.__new__(InteriorPair)
+    pair.tol, pair.declined, pair.peak = 1e-6, {}, {}
+    pair.starters = {"working set": None, "every output": None}
+    # before either shows a rate, the one that has used less time steps
+    pair.methods = {"working set": _Stub(1.0, 0.0), "every output": _Stub(1.0, 0.0)}
+    pair.seconds = {"working set": 2.0, "every output": 1.0}
+    assert pair._next() == "every output"
+    # the working set closed its gap from 1 to 1e-3 in 2 s, every output from 1 to 0.5 in 1 s:
+    # the working set leads; every output steps only while below an eighth of its seconds
+    pair.methods["working set"].latest_bound = 1.0 - 1e-3
+    pair.methods["every output"].latest_bound = 0.5
+    assert pair._next() == "working set"
+    pair.seconds = {"working set": 9.0, "every output": 1.0}
+    assert pair._next() == "every output"
+    # a method that declined leaves the other every step
+    pair.declined = {"working set": "why"}
+    assert pair._next() == "every output"

@@ -261,6 +261,8 @@ def _step(it: _Iterate, cost: np.ndarray, work: _Workspace) -> None:
     top, w = it.top, work
     T, W, f, r_m, mu = kernels.prepare(it.K, it.m, it.lam, it.nu, it.u, cost, top, w.inv1, w.inv2, w.invP,
                                        w.B, w.rK)
+    if not (np.isfinite(T).all() and np.isfinite(W).all() and math.isfinite(mu)):
+        raise SolverDeclined("the interior-point system is not finite")
     newton = _Newton(w.B, T, W)
 
     def direction(c1, c2, out: _Direction) -> _Direction:

@@ -4,9 +4,10 @@ Neither method is fast everywhere. Column generation
 (:mod:`mechdesign.solvers.column_generation`) wins when the optimum uses few outputs (small ε:
 a handful of staircase columns), but when it uses nearly every output (large ε, random losses)
 its master grows into the whole |X||Y|-variable LP. The interior-point method
-(:mod:`mechdesign.solvers.ldp_interior`, on a working set of outputs that grows by pricing:
-:mod:`mechdesign.solvers.ldp_working_set`) takes tens of steps whatever the optimum looks like,
-where column generation needs a few small masters.
+(:mod:`mechdesign.solvers.ldp_interior`; on every output and on a working set of outputs that
+grows by pricing, stepped by the progress each shows: :mod:`mechdesign.solvers.ldp_working_set`)
+takes tens of steps whatever the optimum looks like, where column generation needs a few small
+masters.
 Which one wins is not known in advance and no threshold on ε or the size predicts it, so both run
 in turns (:mod:`mechdesign.solvers.portfolio`). Column generation's bound often jumps in its last
 rounds, which the turns' rule (the method predicted to finish later still gets a third of the
@@ -26,7 +27,7 @@ from mechdesign.core.limits import Limits
 from mechdesign.privacy.ldp import LDP
 from mechdesign.solvers.column_generation import ColumnRounds, LDPCone
 from mechdesign.solvers.contexts import EXACT_AIM, ContextSolution, aimed_gap, solve_contexts
-from mechdesign.solvers.ldp_working_set import WorkingSetInteriorPoint
+from mechdesign.solvers.ldp_working_set import InteriorPair
 from mechdesign.solvers.portfolio import Turns
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
 from mechdesign.solvers.race import compete
@@ -51,8 +52,7 @@ def solve_interleaved(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, in
     cone = LDPCone(cost.shape[0], epsilon)
     pricing = min(tol, EXACT_AIM)  # column generation adds every column that improves by more
     turns = Turns({ColumnRounds.name: lambda: ColumnRounds(cost, cone, tol=pricing, initial=initial),
-                   WorkingSetInteriorPoint.name: lambda: WorkingSetInteriorPoint(cost, epsilon, tol=tol,
-                                                                                 initial=initial)}, NAME,
+                   InteriorPair.name: lambda: InteriorPair(cost, epsilon, tol=tol, initial=initial)}, NAME,
                   floor=1e-6 * float(np.abs(cost).sum()) / max(cost.shape[1], 1))
     try:
         return compete(turns, tol, limits, path)

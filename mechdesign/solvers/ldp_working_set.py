@@ -1,4 +1,6 @@
-"""The ε-LDP interior point over a working set of outputs that grows by pricing.
+"""The ε-LDP interior point over a working set of outputs that grows by pricing, and the pair
+that steps it beside the interior point over every output (:class:`InteriorPair`, the method the
+ε-LDP portfolio runs).
 
 Most ε-LDP optima use a fraction of the outputs: on 300 values, 2–27 of 300 at ε = 1 and
 15–144 at ε = 8 over uniform, Dirichlet and Zipf priors and the metric, squared and random
@@ -24,12 +26,15 @@ other.
 
 On 1,000 values, the interior point alone against its working-set form: ε = 8, Dirichlet prior,
 random loss 22 s against 4.8 s; ε = 1, the three priors with a random loss, 10–13 s against
-0.4–0.5 s.
+0.4–0.5 s. Where the first outputs are far from the optimum's the joins set the iterate back
+(large ε with the metric or squared loss), which is why the pair keeps the interior point over
+every output beside it.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -37,6 +42,8 @@ from mechdesign.core.limits import Limits
 from mechdesign.solvers import ldp_interior
 from mechdesign.solvers.column_generation import LDPCone, dual_bound
 from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.portfolio import TRAILING_FLOOR, Turns
 
 NAME = "ε-LDP interior point on a working set"
 #: outputs in the first working set (all of them when there are no more)
@@ -46,6 +53,9 @@ SETTLE_STEPS = 3
 #: outputs join when the restricted problem's own gap is at most this share of the gap to the
 #: bound over every output
 JOIN_SHARE = 0.1
+#: the share of the leading method's seconds that the trailing one of :class:`InteriorPair` gets
+#: (the turns' least share)
+TRAILING_SHARE = TRAILING_FLOOR
 
 
 class WorkingSetInteriorPoint:
@@ -147,3 +157,127 @@ def solve_by_working_set(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
                 return run.result(stopped=True)
         run.advance()
     return run.result()
+
+
+class InteriorPair:
+    """The interior point on a working set (:class:`WorkingSetInteriorPoint`) beside the one on
+    every output (:class:`~mechdesign.solvers.ldp_interior.InteriorPoint`), one step of either
+    at a time, as one method with the better design and the better bound of the two.
+
+    The working set wins by a wide margin where its restricted duals price the outputs well
+    (on 1,000 values, random losses at every ε: 0.4–5 s against 10–24 s), and loses where they
+    do not: at large ε with the metric or squared loss the first outputs are far from the
+    optimum's, their duals price hundreds of outputs at −10^5 times the value, and every join
+    sets the iterate back (a Zipf prior at ε = 8: no proof in 400 steps, where every output
+    takes 84). Which case a problem is shows only while the methods run, so the steps follow
+    what each shows, as the turns of :mod:`mechdesign.solvers.portfolio` do: each method's
+    rate (the factor by which it has closed its own gap, from the largest it showed, per second
+    of its steps) predicts when it would finish; the one predicted to finish first takes the
+    steps, the other one step whenever its seconds fall below :data:`TRAILING_SHARE` of the
+    leader's. Before either shows a rate, the one that has used less time steps. A method that
+    declines leaves the other; the pair declines when both have."""
+
+    name = "interior point"
+
+    def __init__(self, cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, initial: list[int] | None = None):
+        self.tol = tol
+        self.starters = {"working set": lambda: WorkingSetInteriorPoint(cost, epsilon, tol=tol, initial=initial),
+                         "every output": lambda: ldp_interior.InteriorPoint(cost, epsilon, tol=tol)}
+        self.methods: dict = {}
+        self.seconds = dict.fromkeys(self.starters, 0.0)
+        self.peak: dict = {}
+        self.declined: dict = {}
+        self.value, self.bound, self.latest_bound, self.done = math.inf, -math.inf, -math.inf, False
+        self._design = None
+        self._start("working set")
+
+    def _start(self, name: str) -> None:
+        started = time.perf_counter()
+        try:
+            self.methods[name] = self.starters[name]()
+        except SolverDeclined as reason:
+            self._decline(name, reason)
+        finally:
+            self.seconds[name] += time.perf_counter() - started
+        if name in self.methods:
+            self._take(self.methods[name])
+
+    def _decline(self, name: str, reason: SolverDeclined) -> None:
+        """Record that method ``name`` declined; raise when both have, or when the other
+        cannot start either."""
+        self.declined[name] = reason.reason
+        if len(self.declined) == len(self.starters):
+            raise SolverDeclined("; ".join(f"{key}: {self.declined[key]}" for key in self.starters)) from None
+        other = next(key for key in self.starters if key not in self.declined)
+        if other not in self.methods:
+            self._start(other)
+
+    def _take(self, method) -> None:
+        if method.value < self.value:
+            self.value, self._design = method.value, method.design()
+        self.bound = max(self.bound, method.bound)
+        self.latest_bound = max(m.latest_bound for m in self.methods.values())
+        self.done = self.value - self.bound <= self.tol * max(1.0, abs(self.value))
+
+    @property
+    def rounds(self) -> int:
+        return sum(method.rounds for method in self.methods.values())
+
+    @property
+    def columns(self) -> int:
+        return max((method.columns for method in self.methods.values()), default=0)
+
+    @property
+    def rounds_note(self) -> str:
+        """For the solver's path: the steps of each of the two."""
+        notes = [f"{method.rounds} on the working set{method.rounds_note}" if name == "working set"
+                 else f"{method.rounds} on every output" for name, method in self.methods.items()]
+        notes += [f"{name} declined: {reason}" for name, reason in self.declined.items()]
+        return " (" + "; ".join(notes) + ")"
+
+    def design(self) -> np.ndarray:
+        return self._design
+
+    def result(self, stopped: bool = False) -> ContextSolution:
+        return ContextSolution(self._design, self.value, min(self.bound, self.value), self.rounds, self.columns,
+                               stopped)
+
+    def _predicted(self, name: str) -> float:
+        """Seconds method ``name`` would need to close its own gap at its rate so far."""
+        method = self.methods.get(name)
+        if method is None or self.seconds[name] <= 0.0:
+            return math.inf
+        gap = Turns._gap(method)
+        if not math.isfinite(gap):
+            return math.inf
+        peak = self.peak[name] = max(self.peak.get(name, gap), gap)
+        rate = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
+        return math.log(max(gap, self.tol) / self.tol) / rate if rate > 0.0 else math.inf
+
+    def _next(self) -> str:
+        names = [name for name in self.starters if name not in self.declined]
+        if len(names) == 1:
+            return names[0]
+        predicted = {name: self._predicted(name) for name in names}
+        if all(math.isinf(p) for p in predicted.values()):
+            return min(names, key=lambda name: self.seconds[name])
+        leader = min(names, key=lambda name: predicted[name])
+        trailing = next(name for name in names if name != leader)
+        return trailing if self.seconds[trailing] < TRAILING_SHARE * self.seconds[leader] else leader
+
+    def advance(self, limits=None) -> bool:
+        """One step of the method whose turn it is (see the class docstring). Raises
+        :class:`~mechdesign.solvers.highs_model.SolverDeclined` when both have declined."""
+        name = self._next()
+        if name not in self.methods:
+            self._start(name)
+            return True
+        started = time.perf_counter()
+        try:
+            self.methods[name].advance()
+        except SolverDeclined as reason:
+            self._decline(name, reason)
+        finally:
+            self.seconds[name] += time.perf_counter() - started
+        self._take(self.methods[name])
+        return True
