@@ -78,11 +78,7 @@ def test_agrees_with_theldp_lp_when_the_interior_point_starts_on_two_outputs(eps
     optimum = ldp_lp(cost, epsilon)
     assert found.objective == pytest.approx(optimum, rel=1e-7, abs=1e-10)
     assert found.bound <= optimum * (1 + 1e-9) + 1e-12
-    K = found.matrix
-    assert (K >= 0).all() and np.allclose(K.sum(axis=1), 1.0, atol=1e-9)
-    # the working set's rows carry a residual after a join that the steps close: private up to
-    # that (the certificate's repair takes the last 1e-8)
-    assert LDP(epsilon).level(K) <= epsilon + 1e-7
+    _private_and_stochastic(found.matrix, epsilon)
     assert "interior point:" not in path[-1] or " of 11 outputs (" in path[-1]
 
 

@@ -147,9 +147,26 @@ class _Workspace:
         self.targets = [(np.empty((n, k)), np.empty((n, k))), (np.empty((n, k)), np.empty((n, k)))]
 
 
-def _design(K: np.ndarray) -> np.ndarray:
-    """The iterate with each row rescaled to sum to 1."""
-    return K / K.sum(axis=1, keepdims=True)
+#: rows whose sums are off by more than this (after outputs joined: :meth:`InteriorPoint.add_outputs`)
+#: make the rescaled iterate's design only nearly private, and it is repaired
+ROW_RESIDUAL = 1e-12
+
+
+def _design(K: np.ndarray, epsilon: float) -> np.ndarray:
+    """The iterate with each row rescaled to sum to 1. Every column of the iterate lies in its
+    cone, so when the rows sum to 1 (up to :data:`ROW_RESIDUAL`) the design is private up to
+    round-off; when they do not (the steps after a join close the residual), rescaling the rows
+    by different factors moves the columns' ratios by up to the ratio of the rows' sums, and the
+    design is repaired as the certificate would (each column's entries raised to e^-ε times its
+    largest, the rows rescaled, until the audit's tolerance holds): its value is then a feasible
+    design's, never below the optimum."""
+    sums = K.sum(axis=1, keepdims=True)
+    design = K / sums
+    if np.abs(sums - 1.0).max() > ROW_RESIDUAL:
+        from mechdesign.privacy.ldp import LDP
+
+        design = LDP(epsilon).repair({"design": design})["design"]
+    return design
 
 
 class InteriorPoint:
@@ -166,7 +183,7 @@ class InteriorPoint:
             raise SolverDeclined(f"ε = {epsilon:g} is outside (0, {MAX_EPSILON:g}]")
         self.cost, self.tol = cost, tol
         self.max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.top = math.exp(epsilon)
+        self.epsilon, self.top = epsilon, math.exp(epsilon)
         self.cone = LDPCone(cost.shape[0], epsilon)
         self.it = _Iterate(cost, self.top)
         self.work = _Workspace(*cost.shape)
@@ -177,7 +194,7 @@ class InteriorPoint:
     def _evaluate(self) -> None:
         """The current iterate's design and the bound its row duals prove."""
         it, cost = self.it, self.cost
-        design = _design(it.K)
+        design = _design(it.K, self.epsilon)
         value = float((cost * design).sum())
         if value < self.value:
             self.value, self._design = value, design
@@ -203,9 +220,10 @@ class InteriorPoint:
         product μ and dual feasible for the current row duals u. Its floor is ``scale`` times the
         mean floor so far; per entry the slacks s1 + s2 = (e^ε − 1)·floor are split so that
         λ − ν = C − u with λ = μ/s1, ν = μ/s2 (the stationarity of K), which leaves residuals
-        only in the new rows' sums (which then exceed 1 a little) and the new floors' equation,
-        both of which the next steps close like any other residual. The best design so far
-        stays (its new columns zero); the bound is proven again from the next iterate on."""
+        only in the rows' sums (which then exceed 1) and the new floors' equation, both of which
+        the next steps close like any other residual (until the rows' have, the designs are
+        repaired: :func:`_design`). The best design so far stays (its new columns zero); the
+        bound is proven again from the next iterate on."""
         it, top = self.it, self.top
         n, k = it.K.shape
         mu = float(((it.K - it.m) * it.lam).sum() + ((top * it.m - it.K) * it.nu).sum()) / (2 * n * k)

@@ -172,7 +172,8 @@ class InteriorPair:
     takes 84). Which case a problem is shows only while the methods run, so the steps follow
     what each shows, as the turns of :mod:`mechdesign.solvers.portfolio` do: each method's
     rate (the factor by which it has closed its own gap, from the largest it showed, per second
-    of its steps) predicts when it would finish; the one predicted to finish first takes the
+    of its steps) predicts when it would finish (for the working set, the largest gap before
+    its first join: a join that sets it back is a loss, and the recovery after it no progress); the one predicted to finish first takes the
     steps, the other one step whenever its seconds fall below :data:`TRAILING_SHARE` of the
     leader's. Before either shows a rate, the one that has used less time steps. A method that
     declines leaves the other; the pair declines when both have."""
@@ -250,7 +251,9 @@ class InteriorPair:
         gap = Turns._gap(method)
         if not math.isfinite(gap):
             return math.inf
-        peak = self.peak[name] = max(self.peak.get(name, gap), gap)
+        if getattr(method, "joins", 0) == 0 or name not in self.peak:
+            self.peak[name] = max(self.peak.get(name, gap), gap)
+        peak = self.peak[name]
         rate = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
         return math.log(max(gap, self.tol) / self.tol) / rate if rate > 0.0 else math.inf
 
