@@ -153,25 +153,31 @@ def test_the_pair_finishes_on_either_when_the_other_declines(monkeypatch, which)
 
 
 class _Stub:
-    def __init__(self, value, latest_bound):
-        self.value, self.latest_bound, self.bound, self.rounds = value, latest_bound, latest_bound, 1
+    def __init__(self, value, bound):
+        self.value, self.bound, self.rounds = value, bound, 1
 
 
 def test_the_pair_steps_the_method_predicted_to_finish_first_and_gives_the_other_an_eighth():
     pair = InteriorPair.__new__(InteriorPair)
-    pair.tol, pair.declined, pair.peak = 1e-6, {}, {}
+    pair.tol, pair.declined = 1e-6, {}
     pair.starters = {"working set": None, "every output": None}
     # before either shows a rate, the one that has used less time steps
     pair.methods = {"working set": _Stub(1.0, 0.0), "every output": _Stub(1.0, 0.0)}
     pair.seconds = {"working set": 2.0, "every output": 1.0}
     assert pair._next() == "every output"
-    # the working set closed its gap from 1 to 1e-3 in 2 s, every output from 1 to 0.5 in 1 s:
-    # the working set leads; every output steps only while below an eighth of its seconds
-    pair.methods["working set"].latest_bound = 1.0 - 1e-3
-    pair.methods["every output"].latest_bound = 0.5
+    # the working set came from a gap of 1 to 1e-3 in 2 s (half the way to 1e-6: 2 s more),
+    # every output to 0.5 in 1 s (19 s more): the working set leads, and every output steps
+    # only while below an eighth of its seconds
+    pair.methods["working set"].bound = 1.0 - 1e-3
+    pair.methods["every output"].bound = 0.5
     assert pair._next() == "working set"
-    pair.seconds = {"working set": 9.0, "every output": 1.0}
+    pair.seconds = {"working set": 9.0, "every output": 1.0}  # 9 s more against 19 s
     assert pair._next() == "every output"
+    # the pace is measured with the best bound: a join that sets the working set's latest bound
+    # back is a stall, not a loss of what it proved
+    pair.seconds = {"working set": 2.0, "every output": 1.0}
+    pair.methods["working set"].latest_bound = -1e5
+    assert pair._next() == "working set"
     # a method that declined leaves the other every step
     pair.declined = {"working set": "why"}
     assert pair._next() == "every output"

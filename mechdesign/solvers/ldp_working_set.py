@@ -43,7 +43,7 @@ from mechdesign.solvers import ldp_interior
 from mechdesign.solvers.column_generation import LDPCone, dual_bound
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
-from mechdesign.solvers.portfolio import TRAILING_FLOOR, Turns
+from mechdesign.solvers.portfolio import TRAILING_FLOOR
 
 NAME = "ε-LDP interior point on a working set"
 #: outputs in the first working set (all of them when there are no more)
@@ -170,12 +170,14 @@ class InteriorPair:
     optimum's, their duals price hundreds of outputs at −10^5 times the value, and every join
     sets the iterate back (a Zipf prior at ε = 8: no proof in 400 steps, where every output
     takes 84). Which case a problem is shows only while the methods run, so the steps follow
-    what each shows, as the turns of :mod:`mechdesign.solvers.portfolio` do: each method's
-    rate (the factor by which it has closed its own gap, from the largest it showed, per second
-    of its steps) predicts when it would finish (for the working set, the largest gap before
-    its first join: a join that sets it back is a loss, and the recovery after it no progress); the one predicted to finish first takes the
-    steps, the other one step whenever its seconds fall below :data:`TRAILING_SHARE` of the
-    leader's. Before either shows a rate, the one that has used less time steps. A method that
+    what each shows: each method's pace (how far its own gap, with the best bound it proved, has
+    come from 1 towards the tolerance, in orders of magnitude, per second of its steps) predicts
+    when it would finish. (A rate from the largest gap with the latest bound, as the turns of
+    :mod:`mechdesign.solvers.portfolio` measure it, counted the working set's recovery after a
+    join that set it back as progress, and took the steps from the interior point on every
+    output where that one was the faster.) The one predicted to finish first takes the steps,
+    the other one step whenever its seconds fall below :data:`TRAILING_SHARE` of the leader's.
+    Before either has a gap below 1, the one that has used less time steps. A method that
     declines leaves the other; the pair declines when both have."""
 
     name = "interior point"
@@ -186,7 +188,6 @@ class InteriorPair:
                          "every output": lambda: ldp_interior.InteriorPoint(cost, epsilon, tol=tol)}
         self.methods: dict = {}
         self.seconds = dict.fromkeys(self.starters, 0.0)
-        self.peak: dict = {}
         self.declined: dict = {}
         self.value, self.bound, self.latest_bound, self.done = math.inf, -math.inf, -math.inf, False
         self._design = None
@@ -244,18 +245,16 @@ class InteriorPair:
                                stopped)
 
     def _predicted(self, name: str) -> float:
-        """Seconds method ``name`` would need to close its own gap at its rate so far."""
+        """Seconds method ``name`` would still need at the pace it has kept so far: the share of
+        the way from a relative gap of 1 to the tolerance (in orders of magnitude) that its own
+        gap has come, per second of its steps."""
         method = self.methods.get(name)
         if method is None or self.seconds[name] <= 0.0:
             return math.inf
-        gap = Turns._gap(method)
-        if not math.isfinite(gap):
-            return math.inf
-        if getattr(method, "joins", 0) == 0 or name not in self.peak:
-            self.peak[name] = max(self.peak.get(name, gap), gap)
-        peak = self.peak[name]
-        rate = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
-        return math.log(max(gap, self.tol) / self.tol) / rate if rate > 0.0 else math.inf
+        value, bound = method.value, method.bound
+        gap = (value - bound) / max(abs(value), 1e-300) if math.isfinite(value) and math.isfinite(bound) else math.inf
+        done = math.log(1.0 / max(gap, self.tol)) / math.log(1.0 / self.tol) if math.isfinite(gap) else 0.0
+        return self.seconds[name] * (1.0 - done) / done if done > 0.0 else math.inf
 
     def _next(self) -> str:
         names = [name for name in self.starters if name not in self.declined]
