@@ -38,16 +38,23 @@ def _private_and_stochastic(K: np.ndarray, epsilon: float) -> None:
 CASES = [(prior, loss) for prior in ("uniform", "dirichlet", "zipf") for loss in ("metric", "squared", "random")]
 
 
-@pytest.mark.parametrize("at_once", [False, True])
-@pytest.mark.parametrize("epsilon", [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
-@pytest.mark.parametrize("prior,loss", CASES)
-def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, monkeypatch):
-    # turns of no length: one step of each method in turn, so that both run and either may
-    # supply the design or the bound; or both at once from the start, one thread each
+def _both_from_the_start(monkeypatch, at_once: bool) -> None:
+    """Turns of no length: one step of each method in turn, so that both run and either may
+    supply the design or the bound; or both at once from the start, one thread each."""
     monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)
     monkeypatch.setattr(race, "SECOND_START", 0.0)
     monkeypatch.setattr(race, "can_race", lambda methods: at_once)
-    n, k = 7, 9
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+@pytest.mark.parametrize("epsilon", [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
+@pytest.mark.parametrize("prior,loss", CASES)
+@pytest.mark.parametrize("first,n,k", [(64, 7, 9), (2, 9, 11)])  # the interior point's first working set
+def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, first, n, k, monkeypatch):
+    from mechdesign.solvers import ldp_working_set
+
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", first)
+    _both_from_the_start(monkeypatch, at_once)
     p, L = _prior_and_loss(prior, loss, n, k, seed=int(100 * epsilon) + len(prior) + len(loss))
     cost = p[:, None] * L
     path: list[str] = []
@@ -58,28 +65,7 @@ def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, monkeypatch):
     assert found.objective == pytest.approx(float((cost * found.matrix).sum()), rel=1e-12, abs=1e-15)
     _private_and_stochastic(found.matrix, epsilon)
     assert path and "design from" in path[-1]
-
-
-@pytest.mark.parametrize("at_once", [False, True])
-@pytest.mark.parametrize("epsilon", [0.1, 0.5, 2.0, 8.0])
-@pytest.mark.parametrize("prior,loss", CASES)
-def test_agrees_with_theldp_lp_when_the_interior_point_starts_on_two_outputs(epsilon, prior, loss, at_once,
-                                                                              monkeypatch):
-    from mechdesign.solvers import ldp_working_set
-
-    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
-    monkeypatch.setattr(portfolio, "FIRST_TURN", 0.0)
-    monkeypatch.setattr(race, "SECOND_START", 0.0)
-    monkeypatch.setattr(race, "can_race", lambda methods: at_once)
-    p, L = _prior_and_loss(prior, loss, 9, 11, seed=int(10 * epsilon) + len(prior) + len(loss))
-    cost = p[:, None] * L
-    path: list[str] = []
-    found = solve_interleaved(cost, epsilon, path=path)
-    optimum = ldp_lp(cost, epsilon)
-    assert found.objective == pytest.approx(optimum, rel=1e-7, abs=1e-10)
-    assert found.bound <= optimum * (1 + 1e-9) + 1e-12
-    _private_and_stochastic(found.matrix, epsilon)
-    assert "interior point:" not in path[-1] or " of 11 outputs (" in path[-1]
+    assert "interior point:" not in path[-1] or f" of {k} outputs (" in path[-1]
 
 
 @pytest.mark.parametrize("first", [64, 2])  # the interior point's first working set: all 8, or 2

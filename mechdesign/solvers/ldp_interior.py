@@ -334,10 +334,15 @@ def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e
     :class:`InteriorPoint` steps; the bound returned is the best one proven. Stops when value −
     bound <= tol·max(1, |value|), at ``limits``' deadline (``stopped=True``), or raises
     :class:`SolverDeclined` after :data:`MAX_ITERATIONS` or when the system breaks down."""
-    run = InteriorPoint(cost, epsilon, tol=tol)
+    return run_to_proof(InteriorPoint(cost, epsilon, tol=tol), NAME, limits)
+
+
+def run_to_proof(run, name: str, limits: Limits | None) -> ContextSolution:
+    """Step ``run`` (an interior point: ``advance``, ``done``, ``result``) until it is done or
+    ``limits``' deadline passes (``stopped=True``), reporting its progress under ``name``."""
     while not run.done:
         if limits is not None:
-            limits.report(NAME, run.rounds, run.value, run.bound)
+            limits.report(name, run.rounds, run.value, run.bound)
             if limits.expired():
                 return run.result(stopped=True)
         run.advance()

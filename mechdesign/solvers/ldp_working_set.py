@@ -149,14 +149,7 @@ def solve_by_working_set(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
     """Minimise Σ cost·K over ε-LDP row-stochastic K by :class:`WorkingSetInteriorPoint` steps
     until value − bound <= tol·max(1, |value|), or ``limits``' deadline (``stopped=True``).
     Raises :class:`~mechdesign.solvers.highs_model.SolverDeclined` as the interior point does."""
-    run = WorkingSetInteriorPoint(cost, epsilon, tol=tol)
-    while not run.done:
-        if limits is not None:
-            limits.report(NAME, run.rounds, run.value, run.bound)
-            if limits.expired():
-                return run.result(stopped=True)
-        run.advance()
-    return run.result()
+    return ldp_interior.run_to_proof(WorkingSetInteriorPoint(cost, epsilon, tol=tol), NAME, limits)
 
 
 class InteriorPair:
