@@ -114,14 +114,31 @@ def test_joining_outputs_enter_inside_their_cones_centred_and_dual_feasible(epsi
     assert math.isfinite(run.bound) and run.bound <= ldp_lp(cost, epsilon) + 1e-12
 
 
-def test_the_first_set_is_the_outputs_that_cost_least_when_every_input_is_sent_to_them(monkeypatch):
+def test_the_first_set_is_chosen_greedily_for_the_loss_without_privacy(monkeypatch):
     monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 3)
     cost = np.full((4, 6), 5.0)
-    cost[:, 4] = 1.0  # cheapest for every input
-    cost[0, 1] = 0.0  # best for input 0 alone, but far worse for the others
-    cost[1:, 2] = 2.0
+    cost[:, 4] = 1.0  # the least cost when every input is sent to it
+    cost[0, 1] = 0.0  # lowers input 0's best cost by 1
+    cost[1:, 2] = 2.0  # lowers nobody's: not chosen although its column costs less than 1's
     run = WorkingSetInteriorPoint(cost, 1.0, initial=[5, 5, 9])  # 9 is no output: left out
-    assert sorted(run.outputs.tolist()) == [1, 2, 4, 5]
+    assert sorted(run.outputs.tolist()) == [1, 4, 5]
+
+
+@pytest.mark.parametrize("loss", ["metric", "random"])
+def test_the_lazy_greedy_choice_is_the_greedy_choice(loss):
+    cost = _cost("dirichlet", loss, 60, 70, seed=11)
+    chosen = ldp_working_set.spread_outputs(cost, 20)
+    # every gain recomputed at every pick
+    picks = [int(np.argmin(cost.sum(axis=0)))]
+    best = cost[:, picks[0]].copy()
+    while len(picks) < 20:
+        gains = np.maximum(best[:, None] - cost, 0.0).sum(axis=0)
+        y = int(np.argmax(gains))
+        if gains[y] <= 0.0:
+            break
+        picks.append(y)
+        best = np.minimum(best, cost[:, y])
+    assert chosen.tolist() == picks
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ columns, shrinking towards zero, are what cut its steps short (on 1,000 values a
 Dirichlet prior and a random loss: 137 steps over 1,000 outputs, 71 over the 295 the optimum
 uses, 22 s against 3 s).
 
-So the iterations start on :data:`FIRST_OUTPUTS` outputs, those that cost least when every
-input is sent to them (the columns' sums of C − min_y C over the inputs), and every output
+So the iterations start on :data:`FIRST_OUTPUTS` outputs, chosen greedily for the loss
+without privacy (:func:`spread_outputs`), and every output
 takes part in the bound: the iterate's row duals u are priced over all of them
 (:func:`~mechdesign.solvers.column_generation.dual_bound`, valid for any u), as column
 generation prices them. Outputs whose price is negative join the working set, the most negative
@@ -25,14 +25,19 @@ depends on the set, and the design (zero on the outputs outside it) is certified
 other.
 
 On 1,000 values, the interior point alone against its working-set form: ε = 8, Dirichlet prior,
-random loss 22 s against 4.8 s; ε = 1, the three priors with a random loss, 10–13 s against
-0.4–0.5 s. Where the first outputs are far from the optimum's the joins set the iterate back
-(large ε with the metric or squared loss), which is why the pair keeps the interior point over
-every output beside it.
+random loss 22 s against 6–7 s; ε = 1, the three priors with a random loss, 10–13 s against
+1–2 s. Where the first outputs are far from the optimum's the joins set the iterate back: with
+the 64 outputs that cost least when every input is sent to them (for a metric loss, those
+around the median), a Zipf prior with the metric loss at ε = 8 found no proof in 400 steps; with
+the greedy choice it takes 52 steps and under a second. Where the optimum uses most outputs
+(a uniform prior with the metric loss at ε = 8: the set grows to 916 of 1,000 in ten joins,
+17 s, against 7 s over every output) the working set loses, which is why the pair keeps the
+interior point over every output beside it.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 
@@ -58,6 +63,38 @@ JOIN_SHARE = 0.1
 TRAILING_SHARE = TRAILING_FLOOR
 
 
+def spread_outputs(cost: np.ndarray, count: int) -> np.ndarray:
+    """Up to ``count`` outputs chosen greedily for the loss without privacy: first the output
+    that costs least when every input is sent to it, then, one at a time, the output that
+    lowers Σ_x min over the chosen outputs of C[x, y] the most, until ``count`` are chosen or
+    none lowers it. (The greedy facility-location heuristic, evaluated lazily: an output's
+    gain can only fall as outputs are chosen, so a stale gain is a bound, and only the best
+    candidate's is recomputed; the same picks as recomputing every gain, in O(|X||Y|) work
+    and a few columns a pick.) At large ε an optimum sends most of each input's mass to few
+    outputs spread over the inputs, which these resemble; the least-cost outputs alone (a
+    metric loss: those around the median) are far from them."""
+    n, k = cost.shape
+    if count <= 0 or k == 0:
+        return np.zeros(0, dtype=int)
+    columns = np.ascontiguousarray(cost.T)  # one output's costs contiguous
+    first = int(np.argmin(columns.sum(axis=1)))
+    chosen, best = [first], columns[first].copy()
+    gains = np.maximum(best[None, :] - columns, 0.0).sum(axis=1)
+    heap = [(-gain, y) for y, gain in enumerate(gains.tolist()) if y != first and gain > 0.0]
+    heapq.heapify(heap)
+    while heap and len(chosen) < count:
+        _, y = heapq.heappop(heap)
+        gain = float(np.maximum(best - columns[y], 0.0).sum())
+        if gain <= 0.0:
+            continue
+        if heap and gain < -heap[0][0]:  # no longer the best: back with its fresh gain
+            heapq.heappush(heap, (-gain, y))
+            continue
+        chosen.append(y)
+        np.minimum(best, columns[y], out=best)
+    return np.asarray(chosen, dtype=int)
+
+
 class WorkingSetInteriorPoint:
     """The interior point of :class:`~mechdesign.solvers.ldp_interior.InteriorPoint` on a working
     set of outputs, one step at a time (:meth:`advance`), with the same attributes: the best
@@ -70,8 +107,7 @@ class WorkingSetInteriorPoint:
     def __init__(self, cost: np.ndarray, epsilon: float, *, tol: float = 1e-9, initial: list[int] | None = None):
         self.cost, self.tol = cost, tol
         self.cone = LDPCone(cost.shape[0], epsilon)
-        regret = self.cone.price(cost - cost.min(axis=1, keepdims=True))  # >= 0 for every output
-        first = np.argsort(regret, kind="stable")[:FIRST_OUTPUTS]
+        first = spread_outputs(cost, FIRST_OUTPUTS)
         extra = [y for y in dict.fromkeys(initial or []) if 0 <= y < cost.shape[1]]
         self.outputs = np.unique(np.concatenate([first, np.asarray(extra, dtype=int)])).astype(int)
         # a join can only double the set: the steps it may add are bounded by the doublings
@@ -158,12 +194,11 @@ class InteriorPair:
     at a time, as one method with the better design and the better bound of the two.
 
     The working set wins by a wide margin where its restricted duals price the outputs well
-    (on 1,000 values, random losses at every ε: 0.4–5 s against 10–24 s), and loses where they
-    do not: at large ε with the metric or squared loss the first outputs are far from the
-    optimum's, their duals price hundreds of outputs at −10^5 times the value, and every join
-    sets the iterate back (a Zipf prior at ε = 8: no proof in 400 steps, where every output
-    takes 84). Which case a problem is shows only while the methods run, so the steps follow
-    what each shows: each method's pace (how far its own gap, with the best bound it proved, has
+    (on 1,000 values, random losses at every ε: 1–7 s against 10–24 s), and can lose where the
+    optimum uses most outputs and the set grows to them in many joins (a uniform prior with the
+    metric loss at ε = 8: 17 s, where every output takes 7 s; or, with a first set far from the
+    optimum's outputs, where every join sets the iterate back). Which case a problem is shows
+    only while the methods run, so the steps follow what each shows: each method's pace (how far its own gap, with the best bound it proved, has
     come from 1 towards the tolerance, in orders of magnitude, per second of its steps) predicts
     when it would finish. (A rate from the largest gap with the latest bound, as the turns of
     :mod:`mechdesign.solvers.portfolio` measure it, counted the working set's recovery after a
