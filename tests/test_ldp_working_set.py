@@ -176,7 +176,7 @@ class _Stub:
 
 def test_the_pair_steps_the_method_predicted_to_finish_first_and_gives_the_other_an_eighth():
     pair = InteriorPair.__new__(InteriorPair)
-    pair.tol, pair.declined = 1e-6, {}
+    pair.tol, pair.declined, pair.retired = 1e-6, {}, ""
     pair.starters = {"working set": None, "every output": None}
     # before either shows a rate, the one that has used less time steps
     pair.methods = {"working set": _Stub(1.0, 0.0), "every output": _Stub(1.0, 0.0)}
@@ -198,3 +198,45 @@ def test_the_pair_steps_the_method_predicted_to_finish_first_and_gives_the_other
     # a method that declined leaves the other every step
     pair.declined = {"working set": "why"}
     assert pair._next() == "every output"
+
+
+def test_the_pair_stops_the_working_set_once_it_holds_more_than_half_of_the_outputs(monkeypatch):
+    # a 0-1 loss at ε = 8 under a uniform prior: randomised response over all 16 outputs is the
+    # optimum, so a set that starts with 2 must grow past 8; the working set alone takes the
+    # steps until then
+    monkeypatch.setattr(ldp_working_set, "FIRST_OUTPUTS", 2)
+    cost = _cost("uniform", "zero-one", 16, 16, seed=1)
+    run = InteriorPair(cost, 8.0)
+    monkeypatch.setattr(run, "_next", lambda: "every output" if run.retired else "working set")
+    while not run.retired:
+        assert not run.done
+        run.advance()
+    assert run.methods["working set"].columns > 8 and "every output" in run.methods
+    monkeypatch.undo()
+    rounds = run.methods["working set"].rounds
+    while not run.done:
+        run.advance()
+    assert run.methods["working set"].rounds == rounds  # stopped for good
+    assert "working set stopped holding" in run.rounds_note and "of 16 outputs" in run.rounds_note
+    assert run.value == pytest.approx(ldp_lp(cost, 8.0), rel=1e-7)
+
+
+def test_with_twice_the_first_outputs_or_fewer_the_pair_is_the_interior_point_on_every_output():
+    cost = _cost("dirichlet", "random", 9, 12, seed=2)
+    run = InteriorPair(cost, 2.0)
+    assert run.retired and "every output" in run.methods
+    while not run.done:
+        run.advance()
+    assert run.methods["working set"].rounds == 0
+    assert run.value == pytest.approx(ldp_lp(cost, 2.0), rel=1e-7)
+
+
+def test_a_stopped_working_set_goes_on_when_the_interior_point_on_every_output_declines(monkeypatch):
+    cost = _cost("dirichlet", "random", 9, 12, seed=2)
+    run = InteriorPair(cost, 2.0)
+    assert run.retired
+    monkeypatch.setattr(run.methods["every output"], "max_iterations", 1)
+    while not run.done:
+        run.advance()
+    assert "every output" in run.declined and run.methods["working set"].rounds > 0
+    assert run.value == pytest.approx(ldp_lp(cost, 2.0), rel=1e-7)
