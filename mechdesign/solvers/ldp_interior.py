@@ -147,8 +147,9 @@ class _Workspace:
         self.targets = [(np.empty((n, k)), np.empty((n, k))), (np.empty((n, k)), np.empty((n, k)))]
 
 
-#: rows whose sums are off by more than this (after outputs joined: :meth:`InteriorPoint.add_outputs`)
-#: make the rescaled iterate's design only nearly private, and it is repaired
+#: rows whose sums are off by more than this (after outputs joined:
+#: :meth:`InteriorPoint.add_outputs`) make the rescaled iterate's design only nearly private,
+#: and it is repaired
 ROW_RESIDUAL = 1e-12
 
 
@@ -243,8 +244,8 @@ class InteriorPoint:
     def advance(self, limits=None) -> bool:
         """One predictor–corrector step, then the new iterate's design and bound. Raises
         :class:`SolverDeclined` after ``max_iterations`` steps (:data:`MAX_ITERATIONS` unless
-        given) or when the system breaks
-        down. (``limits`` is not needed: one step is one factorisation.)"""
+        given) or when the system breaks down. (``limits`` is not needed: one step is one
+        factorisation.)"""
         if self.rounds >= self.max_iterations:
             raise SolverDeclined(f"no proof of optimality within {self.rounds} interior-point iterations "
                                  f"(gap {self.value - self.bound:.3g})")

@@ -11,8 +11,8 @@ Dirichlet prior and a random loss: 137 steps over 1,000 outputs, 71 over the 295
 uses, 22 s against 3 s).
 
 So the iterations start on :data:`FIRST_OUTPUTS` outputs, chosen greedily for the loss
-without privacy (:func:`spread_outputs`), and every output
-takes part in the bound: the iterate's row duals u are priced over all of them
+without privacy (:func:`spread_outputs`), and every output takes part in the bound: the
+iterate's row duals u are priced over all of them
 (:func:`~mechdesign.solvers.column_generation.dual_bound`, valid for any u), as column
 generation prices them. Outputs whose price is negative join the working set, the most negative
 first and at most as many as it holds (it at most doubles), once the iterations have taken
@@ -197,17 +197,18 @@ class InteriorPair:
     (on 1,000 values, random losses at every ε: 1–7 s against 10–24 s), and can lose where the
     optimum uses most outputs and the set grows to them in many joins (a uniform prior with the
     metric loss at ε = 8: 17 s, where every output takes 7 s; or, with a first set far from the
-    optimum's outputs, where every join sets the iterate back). Which case a problem is shows
-    only while the methods run, so the steps follow what each shows: each method's pace (how far its own gap, with the best bound it proved, has
-    come from 1 towards the tolerance, in orders of magnitude, per second of its steps) predicts
-    when it would finish. (A rate from the largest gap with the latest bound, as the turns of
+    optimum's outputs, where every join sets the iterate back). The working set stops once it
+    holds more than half of the outputs (:meth:`_retire_a_large_set`). Otherwise which case a
+    problem is shows only while the methods run, so the steps follow what each shows: each
+    method's pace (how far its own gap, with the best bound it proved, has come from 1 towards
+    the tolerance, in orders of magnitude, per second of its steps) predicts when it would
+    finish. (A rate from the largest gap with the latest bound, as the turns of
     :mod:`mechdesign.solvers.portfolio` measure it, counted the working set's recovery after a
     join that set it back as progress, and took the steps from the interior point on every
     output where that one was the faster.) The one predicted to finish first takes the steps,
     the other one step whenever its seconds fall below :data:`TRAILING_SHARE` of the leader's.
-    Before either has a gap below 1, the one that has used less time steps. The working set
-    stops once it holds more than half of the outputs (:meth:`_retire_a_large_set`). A method
-    that declines leaves the other; the pair declines when both have."""
+    Before either has a gap below 1, the one that has used less time steps. A method that
+    declines leaves the other; the pair declines when both have."""
 
     name = "interior point"
 
@@ -298,8 +299,10 @@ class InteriorPair:
         if method is None or self.seconds[name] <= 0.0:
             return math.inf
         value, bound = method.value, method.bound
-        gap = (value - bound) / max(abs(value), 1e-300) if math.isfinite(value) and math.isfinite(bound) else math.inf
-        done = math.log(1.0 / max(gap, self.tol)) / math.log(1.0 / self.tol) if math.isfinite(gap) else 0.0
+        if not (math.isfinite(value) and math.isfinite(bound)):
+            return math.inf
+        gap = (value - bound) / max(abs(value), 1e-300)
+        done = math.log(1.0 / max(gap, self.tol)) / math.log(1.0 / self.tol)
         return self.seconds[name] * (1.0 - done) / done if done > 0.0 else math.inf
 
     def _next(self) -> str:
