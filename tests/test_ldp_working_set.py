@@ -240,3 +240,24 @@ def test_a_stopped_working_set_goes_on_when_the_interior_point_on_every_output_d
         run.advance()
     assert "every output" in run.declined and run.methods["working set"].rounds > 0
     assert run.value == pytest.approx(ldp_lp(cost, 2.0), rel=1e-7)
+
+
+@pytest.mark.parametrize("epsilon,loss", [(0.4, "random"), (3.0, "coincident"), (7.8, "random")])
+def test_the_pair_at_its_own_first_set_agrees_with_column_generation_on_200_outputs(epsilon, loss):
+    # 64 first outputs of 200: the greedy choice, joins and the pair's steps as they run in a solve
+    from mechdesign.solvers.column_generation import LDPCone, solve_by_columns
+
+    rng = np.random.default_rng(int(10 * epsilon))
+    n = k = 200
+    base = rng.random((n // 2, k))
+    L = rng.random((n, k)) if loss == "random" else np.vstack([base, base])  # inputs in identical pairs
+    cost = rng.dirichlet(np.ones(n))[:, None] * L
+    cost /= cost.max()
+    run = InteriorPair(cost, epsilon, tol=5e-7)
+    assert run.methods["working set"].columns == 64 and not run.retired
+    while not run.done:
+        run.advance()
+    exact = solve_by_columns(cost, LDPCone(n, epsilon), tol=1e-9).objective
+    assert exact * (1 - 1e-9) <= run.value <= exact + 5e-7 * max(1.0, exact)
+    assert run.bound <= exact * (1 + 1e-9)
+    assert mechdesign.audit(run.design(), LDP(epsilon)).holds
