@@ -2,8 +2,9 @@
 plain LP's optimum across ε, priors and losses when the first set misses most of the optimum's
 outputs; a bound proven over every output (a set that may not grow never claims the optimum);
 outputs joining the iterate in progress strictly inside their cones, centred and dual feasible;
-the pair's steps following each method's progress, and either finishing when the other
-declines."""
+every design after a join private and never below the optimum; the greedy first set; the
+pair's steps following each method's pace, the working set stopping once it holds more than
+half of the outputs, and either finishing when the other declines."""
 
 import math
 
