@@ -65,7 +65,7 @@ def test_agrees_with_theldp_lp(epsilon, prior, loss, at_once, first, n, k, monke
     assert found.objective == pytest.approx(float((cost * found.matrix).sum()), rel=1e-12, abs=1e-15)
     _private_and_stochastic(found.matrix, epsilon)
     assert path and "design from" in path[-1]
-    assert "interior point:" not in path[-1] or f" of {k} outputs (" in path[-1]
+    assert "interior point:" not in path[-1] or f" of {k} outputs" in path[-1]  # the working set's size
 
 
 @pytest.mark.parametrize("first", [64, 2])  # the interior point's first working set: all 8, or 2
