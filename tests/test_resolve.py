@@ -197,3 +197,50 @@ def test_a_context_solved_again_in_units_of_its_value_keeps_the_better_design_an
     np.testing.assert_array_equal(seen[0], C / 1.0)
     assert found.objective == pytest.approx(0.45, rel=1e-15) and found.rounds == 3
     assert 0.45 * (1 - 1e-14) <= sum(bounds) <= 0.45
+
+
+def _path_problem(n: int, epsilon: float, prior: np.ndarray) -> Problem:
+    from mechdesign import Domain, Metric
+
+    labels = [f"v{i}" for i in range(n)]
+    metric = Metric("graph", edges=[[labels[i], labels[i + 1], 1.0] for i in range(n - 1)])
+    dom = Domain(tuple(labels))
+    return Problem(inputs=dom, privacy=[MetricPrivacy(epsilon, metric, dom)],
+                   objective=ExpectedLoss(metric.distances(dom), {"default": prior}))
+
+
+# 15 points of a path (unit edges, a graph metric: the general route), ε = 13, a Dirichlet(0.1)
+# prior with masses down to 1e-28: the optimum, 3.5e-6 against costs up to 14, is the remapped
+# truncated geometric mechanism's (Ghosh, Roughgarden and Sundararajan, STOC 2009: optimal for
+# every prior under a loss monotone in |x − y| on a unit-spaced line). HiGHS's design is optimal
+# to 3e-10 but its duals prove a gap of 1.7e-6 at best, in every unit and strategy.
+PATH_PRIOR = np.random.default_rng(3).dirichlet(np.full(15, 0.1))
+
+
+def test_the_interior_point_proves_what_the_lps_duals_cannot():
+    from mechdesign.bench.scale import _remapped_geometric_loss
+
+    optimum = _remapped_geometric_loss(15, 13.0, PATH_PRIOR)
+    result = _path_problem(15, 13.0, PATH_PRIOR).solve()
+    assert result.status == "optimal", result.message
+    assert result.objective == pytest.approx(optimum, rel=1e-6)
+    assert result.objective >= optimum * (1 - 1e-9)  # a private design: never below the optimum
+    assert result.solver["bound"] <= optimum * (1 + 1e-12)  # proven: never above the optimum
+    runs = result.solver["resolves"]
+    assert runs[-1]["route"] == "d-privacy interior point" and runs[-1]["status"] == "optimal"
+    assert all(run["status"] != "optimal" for run in runs[:-1])  # (the LP alone did not prove it)
+    assert result.certificate[0].holds
+
+
+def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch):
+    from mechdesign.solvers import metric_interior_route
+    from mechdesign.solvers.highs_model import SolverDeclined
+
+    def declines(problem, limits=None):
+        raise SolverDeclined("declined (test)")
+
+    monkeypatch.setattr(metric_interior_route, "metric_by_interior_point", declines)
+    result = _path_problem(15, 13.0, PATH_PRIOR).solve()
+    assert result.status == "failed" and "optimality gap" in result.message
+    assert result.certificate[0].holds  # the LP's certified design is kept
+    assert result.solver["resolves"][-1] == {"route": "d-privacy interior point", "status": "declined: declined (test)"}
