@@ -531,3 +531,27 @@ def test_multipliers_whose_residual_overflows_prove_nothing():
         bound = lagrangian_bound(c, A, np.array([0.0, -np.inf]), np.array([np.inf, 0.0]), np.array([1e160, -1e160]),
                                  np.zeros(2), np.ones(2))
     assert bound <= optimum
+
+
+@pytest.mark.parametrize("x, expected", [(3.0, 4.0), (2.5, 2.0), (0.75, 1.0), (0.7, 0.5), (1.0, 1.0), (1e-300, 2.0 ** -997),
+                                         (0.0, 1.0), (-2.0, 1.0), (float("inf"), 1.0), (float("nan"), 1.0)])
+def test_the_contexts_scale_is_the_nearest_power_of_two(x, expected):
+    from mechdesign.solvers.contexts import power_of_two
+
+    assert power_of_two(x) == expected
+
+
+def test_costs_divided_exactly_carry_no_scaling_allowance():
+    # dividing by a power of two is exact, so the optimum over the scaled costs is the scaled
+    # optimum: nothing to subtract from the bound. Divided by another number, or pushed into
+    # the subnormal range (bits lost), the allowance 2u Σ_x max_y |C/s| stays.
+    from mechdesign.solvers.contexts import UNIT_ROUNDOFF, scaling_error
+
+    cost = np.random.default_rng(0).random((5, 4))
+    assert scaling_error(cost / 8.0, cost, 8.0) == 0.0
+    allowance = 2 * UNIT_ROUNDOFF * np.abs(cost / 3.0).max(axis=1).sum()
+    assert scaling_error(cost / 3.0, cost, 3.0) == pytest.approx(allowance, rel=1e-12)  # (+ 5 subnormals)
+    tiny = cost * 1e-300
+    scale = 2.0 ** 40
+    assert not np.array_equal(tiny / scale * scale, tiny)  # (the premise: bits were lost)
+    assert scaling_error(tiny / scale, tiny, scale) > 0.0
