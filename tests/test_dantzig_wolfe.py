@@ -533,12 +533,24 @@ def test_cone_pricing_cut_by_turns_adds_up_to_the_whole_rounds_bound(monkeypatch
     assert bounds[0] < whole.bound - 1e-3  # five of 23 outputs priced: far below
     assert bounds == sorted(bounds)
     assert whole.bound - 1e-12 * abs(whole.bound) <= bounds[-1] <= optimum * (1 + 1e-9)
-    # other duals: the prices proven at the first ones no longer count (counted, the round at
-    # the new duals would claim the whole bound with most of its outputs priced at the old ones)
-    other = pricer()
-    for duals in [u] * 4 + [u * (1 + 1e-3)]:
-        other.round(cost, duals, -1e-12, Window())
-    assert other.bound == bounds[3]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_prices_carried_to_other_duals_never_exceed_the_new_box_minima(seed):
+    # over the box alone (no cone rows) the minimum of (C − p)·v is Σ_x min(C − p, 0)_x, in
+    # closed form at both points: the prices carried from p0 to p1 must not exceed it at p1
+    # (carried unchanged, they would wherever a dual rose), and are exact when p1 <= p0
+    rng = np.random.default_rng(seed)
+    cost = rng.random((6, 4))
+    p0, p1 = rng.normal(size=6), rng.normal(size=6)
+    box = [np.minimum(cost - p[:, None], 0.0).sum(axis=0) for p in (p0, p1)]
+    pricer = dantzig_wolfe._Pricer(None, np.arange(4), np.ones(4, dtype=int), np.zeros((6, 6)), 1.0, np.inf, False,
+                                   True, priced_at=p0, proven=box[0])
+    carried = pricer._carried(p1)
+    assert np.all(carried <= box[1])
+    if np.all(p1 <= p0):
+        assert np.allclose(carried, box[0])
 
 
 def _steep_grid() -> Problem:

@@ -15,6 +15,7 @@ The rays' pricing tails off at small ε, so :func:`solve_portfolio` runs them on
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -96,9 +97,9 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     the priced vectors that price out, the capped Lagrangian term, the pairs the priced vectors
     violate (a mask for :meth:`activate`), how many outputs were priced before ``limits``
     expired, and every output's proven price. The outputs left unpriced enter the bound with
-    their box minimum, or with ``known[c]`` when that is higher: a price proven earlier under
-    the same reduced costs (−inf where there is none), so that rounds cut short add up to a
-    whole pass."""
+    their box minimum, or with ``known[c]`` when that is higher: a price proven earlier and
+    carried to these reduced costs (:meth:`_Pricer._carried`), so that rounds cut short add up
+    to a whole pass."""
     prices = np.zeros(columns.size)
     violated = np.zeros(pricing.i.size, dtype=bool)
     rays, priced = [], 0
@@ -153,13 +154,24 @@ class _Pricer:
     #: leaves it where it stopped, so that short turns go round every output instead of
     #: pricing the same first ones again and again
     cursor: int = 0
-    #: the point the last round priced at and the prices it proved per output (−inf where it
-    #: did not reach): the next round at the same point counts them for the outputs it does
-    #: not reach (a master without new columns gives the same duals), so that short turns add up
-    #: to a whole pass and a whole bound (4,900 grid locations, one pass about 10 minutes:
-    #: rounds cut at 3 to 250 s each proved nothing better than the box minima)
+    #: the point the last round priced at and the prices it proved per output: the next round
+    #: counts them, less what the change of point can take (:meth:`_carried`), for the outputs
+    #: it does not reach, so that short turns add up to a whole pass and a whole bound (4,900
+    #: grid locations, one pass about 10 minutes: rounds cut at 3 to 250 s each proved nothing
+    #: better than the box minima of the outputs they did not reach)
     priced_at: np.ndarray | None = None
     proven: np.ndarray | None = None
+
+    def _carried(self, point: np.ndarray) -> np.ndarray | None:
+        """The prices proven at the last point, made valid at ``point``: for 0 <= v <= 1,
+        (C − point)·v >= (C − last)·v − Σ_x max(point − last, 0)_x, so each box minimum falls
+        by at most that sum (rounded up). A master re-solved without new columns gives the same
+        duals, or duals a round-off apart; after new columns the sum is large and the prices
+        carried count for little."""
+        if self.priced_at is None or self.proven is None:
+            return None
+        shift = math.fsum(np.maximum(point - self.priced_at, 0.0)) * (1 + 1e-12)
+        return self.proven - shift - 1e-15 * np.abs(self.proven)
 
     def round(self, cost: np.ndarray, u: np.ndarray, threshold: float, limits=None):
         """One exact (box-normalised) pricing round at the master's duals ``u``: the improving
@@ -176,7 +188,7 @@ class _Pricer:
         violated = np.zeros(self.pricing.i.size, dtype=bool)
         for alpha in ((SMOOTHING, 0.0) if self.centre is not None and self.smooth else (0.0,)):
             point = u if alpha == 0.0 else alpha * self.centre + (1.0 - alpha) * u
-            known = self.proven if self.priced_at is not None and np.array_equal(point, self.priced_at) else None
+            known = self._carried(point)
             rays, lagrangian, broken, priced, prices = _price_exactly(
                 self.pricing, cost - point[:, None], self.columns, self.weights, self.distances, self.epsilon,
                 threshold, self.cap, limits, self.cursor, known)
