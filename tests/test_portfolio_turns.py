@@ -117,3 +117,22 @@ def test_the_longest_step_is_measured():
     turns, _ = _turns(_Timed("fast", 0.05, closes_after=3), _Timed("slow", 0.01), lambda: 99.0)
     portfolio.interleave(turns, 1e-9, None, [])
     assert 0.05 <= turns.longest["fast"] < 1.0 and turns.longest["slow"] == 0.0
+
+
+def test_a_method_left_alone_gets_one_turn_to_the_end():
+    # once the other has declined there is no one to share the time with: the turn that
+    # follows lasts until the method finishes (or the solve's limit), not a doubling slice
+    windows = []
+
+    class Recording(_Timed):
+        def advance(self, limits=None):
+            windows.append(limits.time_limit)
+            return super().advance(limits)
+
+    turns = portfolio.Turns({"fast": lambda: _Timed("fast", 0.0, declines_after=0),
+                             "slow": lambda: Recording("slow", 0.001, closes_after=400)})
+    found = portfolio.interleave(turns, 1e-9, Limits(60.0), [])
+    assert found.bound == 1.0 and turns.started["slow"].rounds == 400
+    # the first turn was handed out before the other declined; then one turn to the end (in
+    # slices, the next would have been half a second)
+    assert set(windows) == {portfolio.FIRST_TURN, np.inf} and windows[-1] == np.inf
