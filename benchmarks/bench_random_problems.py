@@ -31,6 +31,7 @@ from common import write_results
 from scipy.optimize import linprog
 
 from mechdesign import Domain, Metric, Problem
+from mechdesign.bench.envelope import _domain_and_metric as envelope_domain
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.privacy import LDP, MetricPrivacy
 
@@ -80,13 +81,7 @@ def _domain(family: str, rng: np.random.Generator):
         n = int(rng.integers(3, 36))
         return Domain.from_points(np.column_stack([45 + 0.3 * rng.random(n), 7 + 0.4 * rng.random(n)])), \
             Metric("haversine")
-    n = int(rng.integers(4, 40))
-    labels = [f"v{i}" for i in range(n)]
-    edges = [[labels[i], labels[(i + 1) % n], float(1 + 2 * rng.random())] for i in range(n)]
-    for _ in range(n):
-        a, b = rng.choice(n, 2, replace=False)
-        edges.append([labels[a], labels[b], float(1 + 2 * rng.random())])
-    return Domain(tuple(labels)), Metric("graph", edges=edges)
+    return envelope_domain("graph", int(rng.integers(4, 40)), rng)  # a ring with as many chords
 
 
 def draw(seed: int, eps_range: tuple[float, float]):

@@ -430,50 +430,66 @@ def test_line_box_pricing_cut_by_a_turn_goes_on_where_it_stopped(monkeypatch):
     assert cut.bound == pytest.approx(whole.bound, rel=1e-14) and (cut.stuck, cut.closed) == (whole.stuck, whole.closed)
 
 
+class _CutPricing:
+    """23 random points of the plane at ε = 0.5, the seeded master's duals ``u``, and pricing
+    LPs recorded as they run (``seen``: the output each priced), with :meth:`window`, a turn
+    that ends after five of them."""
+
+    def __init__(self, monkeypatch):
+        from mechdesign.bench.envelope import build
+        from mechdesign.solvers.cone_pricing import ConePricing
+
+        self.problem = build({"family": "points", "size": 23, "epsilon": 0.5, "prior": "dirichlet",
+                              "loss": "metric"})
+        notion = self.problem.privacy[0]
+        self.cost = cost = self.problem.objective.cost("default")
+        n = cost.shape[0]
+        self.distances = np.zeros((n, n))
+        self.distances[notion.i, notion.j] = notion.d
+        self.pairs = (notion.i, notion.j)
+        _, self.u = dantzig_wolfe._seeded_master(cost, self.distances, 0.5, symmetry.trivial(n)).solve()
+        self.seen: list[int] = []
+        price, a = ConePricing.price, cost - self.u[:, None]
+
+        def recorded(pricing, vector, limits=None, fresh=False):
+            self.seen.append(int(np.flatnonzero(np.all(a == vector[:, None], axis=0))[0]))
+            return price(pricing, vector, limits, fresh)
+
+        monkeypatch.setattr(ConePricing, "price", recorded)
+
+    def pricer(self):
+        made = dantzig_wolfe._pricer(self.cost, self.distances, self.pairs, 0.5, symmetry.trivial(self.cost.shape[0]),
+                                     1e-9)
+        made.smooth = False  # one pricing point, the master's duals
+        return made
+
+    def window(self):
+        seen = self.seen
+
+        class Window:  # a turn that ends after five pricing LPs
+            time_limit = 100.0
+            first = len(seen)
+
+            def remaining(self):
+                return 0.0 if len(seen) - self.first >= 5 else 100.0
+
+            def expired(self):
+                return self.remaining() <= 0.0
+
+        return Window()
+
+
 def test_cone_pricing_cut_by_a_turn_goes_round_every_output(monkeypatch):
     # a pricing round cut short by a turn's end leaves its cursor where it stopped: successive
     # short rounds price every output in turn, instead of the same first ones each time (300
     # locations behind the interior point's turns: 5 to 70 of 300 outputs priced per round)
-    from mechdesign.bench.envelope import build
-    from mechdesign.solvers.cone_pricing import ConePricing
-
-    problem = build({"family": "points", "size": 23, "epsilon": 0.5, "prior": "dirichlet", "loss": "metric"})
-    notion = problem.privacy[0]
-    cost = problem.objective.cost("default")
-    n = cost.shape[0]
-    distances = np.zeros((n, n))
-    distances[notion.i, notion.j] = notion.d
-    master = dantzig_wolfe._seeded_master(cost, distances, 0.5, symmetry.trivial(n))
-    _, u = master.solve()
-    a = cost - u[:, None]
-    seen = []
-    price = ConePricing.price
-
-    def recorded(self, vector, limits=None, fresh=False):
-        seen.append(int(np.flatnonzero(np.all(a == vector[:, None], axis=0))[0]))
-        return price(self, vector, limits, fresh)
-
-    monkeypatch.setattr(ConePricing, "price", recorded)
-
-    class Window:  # a turn that ends after five pricing LPs
-        time_limit = 100.0
-
-        def __init__(self):
-            self.first = len(seen)
-
-        def remaining(self):
-            return 0.0 if len(seen) - self.first >= 5 else 100.0
-
-        def expired(self):
-            return self.remaining() <= 0.0
-
-    pricer = dantzig_wolfe._pricer(cost, distances, (notion.i, notion.j), 0.5, symmetry.trivial(n), 1e-9)
-    pricer.smooth = False  # one pricing point, the master's duals
+    case = _CutPricing(monkeypatch)
+    pricer = case.pricer()
     rounds = []
     for _ in range(5):
-        seen_before = len(seen)
-        pricer.round(cost, u, -1e-12, Window())
-        rounds.append(seen[seen_before:])
+        seen_before = len(case.seen)
+        pricer.round(case.cost, case.u, -1e-12, case.window())
+        rounds.append(case.seen[seen_before:])
     assert [len(r) for r in rounds] == [5] * 5
     order, columns = [y for r in rounds for y in r], [int(y) for y in pricer.columns]
     assert order == columns + columns[:2] and pricer.cursor == 2  # the fifth comes round to the start
@@ -485,51 +501,15 @@ def test_cone_pricing_cut_by_turns_adds_up_to_the_whole_rounds_bound(monkeypatch
     # above the optimum. (Each cut round alone proves only the box minima of the outputs it did
     # not reach: 4,900 grid locations, whose one pass takes about ten minutes, stayed without a
     # useful bound through ten turns.)
-    from mechdesign.bench.envelope import build
-    from mechdesign.solvers.cone_pricing import ConePricing
-
-    problem = build({"family": "points", "size": 23, "epsilon": 0.5, "prior": "dirichlet", "loss": "metric"})
-    notion = problem.privacy[0]
-    cost = problem.objective.cost("default")
-    n = cost.shape[0]
-    distances = np.zeros((n, n))
-    distances[notion.i, notion.j] = notion.d
-    master = dantzig_wolfe._seeded_master(cost, distances, 0.5, symmetry.trivial(n))
-    _, u = master.solve()
-    count = [0]
-    price = ConePricing.price
-
-    def counted(self, vector, limits=None, fresh=False):
-        count[0] += 1
-        return price(self, vector, limits, fresh)
-
-    monkeypatch.setattr(ConePricing, "price", counted)
-
-    class Window:  # a turn that ends after five pricing LPs
-        time_limit = 100.0
-
-        def __init__(self):
-            self.first = count[0]
-
-        def remaining(self):
-            return 0.0 if count[0] - self.first >= 5 else 100.0
-
-        def expired(self):
-            return self.remaining() <= 0.0
-
-    def pricer():
-        made = dantzig_wolfe._pricer(cost, distances, (notion.i, notion.j), 0.5, symmetry.trivial(n), 1e-9)
-        made.smooth = False  # one pricing point, the master's duals
-        return made
-
-    whole = pricer()
-    whole.round(cost, u, -1e-12)
-    cut = pricer()
+    case = _CutPricing(monkeypatch)
+    whole = case.pricer()
+    whole.round(case.cost, case.u, -1e-12)
+    cut = case.pricer()
     bounds = []
     for _ in range(5):  # 25 pricing LPs: every one of the 23 outputs once, two again
-        cut.round(cost, u, -1e-12, Window())
+        cut.round(case.cost, case.u, -1e-12, case.window())
         bounds.append(cut.bound)
-    optimum = problem.solve(solver="highs").objective
+    optimum = case.problem.solve(solver="highs").objective
     assert bounds[0] < whole.bound - 1e-3  # five of 23 outputs priced: far below
     assert bounds == sorted(bounds)
     assert whole.bound - 1e-12 * abs(whole.bound) <= bounds[-1] <= optimum * (1 + 1e-9)
