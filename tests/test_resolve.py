@@ -244,3 +244,11 @@ def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch):
     assert result.status == "failed" and "optimality gap" in result.message
     assert result.certificate[0].holds  # the LP's certified design is kept
     assert result.solver["resolves"][-1] == {"route": "d-privacy interior point", "status": "declined: declined (test)"}
+
+
+def test_a_solver_named_runs_alone():
+    # "highs" named: HiGHS and its strategies only (a second, independent algorithm), so the
+    # gap its duals leave open stays open and is said
+    result = _path_problem(15, 13.0, PATH_PRIOR).solve(solver="highs")
+    assert result.status == "failed" and "optimality gap" in result.message
+    assert all("route" not in run for run in result.solver["resolves"])

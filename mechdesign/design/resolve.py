@@ -18,7 +18,7 @@ returned on some badly scaled LPs (four inputs under ε-LDP at ε = 28, coeffici
 of a value of 3e-12). A run stopped by its budget contributes only a bound it proves.
 
 When every strategy has left the gap open on a problem with one ε·d-privacy notion and an
-expected loss, the d-privacy interior point runs last
+expected loss, solved with the default solver, the d-privacy interior point runs last
 (:mod:`~mechdesign.solvers.metric_interior_route`): its Lagrangian bound needs no accurate duals
 (15 points of a path at ε = 13 with a prior of masses down to 1e-28: HiGHS's design optimal to
 3e-10 but its bound 1.7e-6 short in every strategy; the interior point proves 1e-10).
@@ -71,7 +71,8 @@ def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: boo
             attempt.solver.setdefault("special_solvers", result.solver.get("special_solvers"))
             best = attempt
         best = _with_bound(problem, best, bound)
-    if best.status != "optimal" and not limits.expired() and metric_interior_route.applies(problem) is None:
+    if (solver == "auto" and best.status != "optimal" and not limits.expired()
+            and metric_interior_route.applies(problem) is None):  # (a solver named is used alone)
         best = _by_interior_point(problem, best, bound, runs, limits)
     best.solver["resolves"] = runs
     return best

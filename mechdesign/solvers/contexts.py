@@ -53,8 +53,9 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
     prove an optimum raises :class:`~mechdesign.solvers.highs_model.SolverDeclined`.
 
     The costs are divided by the power of two nearest the objective's magnitude (max |C|,
-    :meth:`Objective.magnitude`), exactly, before ``solve_one`` sees them — the same minimisers, solved at the solvers' natural scale —
-    and the summed bounds are scaled back, rounded down (:func:`proven_total`); never below the
+    :meth:`Objective.magnitude`), exactly, before ``solve_one`` sees them — the same
+    minimisers, solved at the solvers' natural scale — and the summed bounds are scaled back,
+    rounded down (:func:`proven_total`); never below the
     optimum without privacy, Σ_x min_y C[x, y] (so 0 for non-negative losses). Every
     ``solve_one`` in this package returns a bound its duals prove, so the outcome's bound is
     proven. When any context stopped at the time limit
