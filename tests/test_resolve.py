@@ -252,3 +252,26 @@ def test_a_solver_named_runs_alone():
     result = _path_problem(15, 13.0, PATH_PRIOR).solve(solver="highs")
     assert result.status == "failed" and "optimality gap" in result.message
     assert all("route" not in run for run in result.solver["resolves"])
+
+
+def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch):
+    # like every re-solve strategy: at most BUDGET_FACTOR times the first run's seconds (at least
+    # BUDGET_FLOOR), within the solve's own limit; a run its budget stops gives only its bound
+    from mechdesign.design import resolve
+    from mechdesign.solvers import metric_interior_route
+
+    given = []
+    real = metric_interior_route.metric_by_interior_point
+
+    def recorded(problem, limits=None):
+        given.append(limits.time_limit)
+        return real(problem, limits)
+
+    monkeypatch.setattr(metric_interior_route, "metric_by_interior_point", recorded)
+    monkeypatch.setattr(resolve, "BUDGET_FLOOR", 1e-9)
+    monkeypatch.setattr(resolve, "BUDGET_FACTOR", 1e-9)  # a budget the run cannot keep
+    result = _path_problem(15, 13.0, PATH_PRIOR).solve()
+    assert len(given) == 1 and given[0] < 1e-3
+    run = result.solver["resolves"][-1]
+    assert run["route"] == "d-privacy interior point" and run["status"].startswith("stopped after its budget")
+    assert result.status == "failed" and result.certificate[0].holds  # the LP's design, its gap said

@@ -18,8 +18,9 @@ returned on some badly scaled LPs (four inputs under ε-LDP at ε = 28, coeffici
 of a value of 3e-12). A run stopped by its budget contributes only a bound it proves.
 
 When every strategy has left the gap open on a problem with one ε·d-privacy notion and an
-expected loss, solved with the default solver, the d-privacy interior point runs last
-(:mod:`~mechdesign.solvers.metric_interior_route`): its Lagrangian bound needs no accurate duals
+expected loss, solved with the default solver, the d-privacy interior point runs last, held to
+the same budget (:mod:`~mechdesign.solvers.metric_interior_route`): its Lagrangian bound needs no
+accurate duals
 (15 points of a path at ε = 13 with a prior of masses down to 1e-28: HiGHS's design optimal to
 3e-10 but its bound 1.7e-6 short in every strategy; the interior point proves 1e-10).
 """
@@ -61,41 +62,37 @@ def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: boo
         program = problem.compile(scale=best.objective)
         program.highs_variant = dict(variant)
         raw, outcome = run_solver(program, solver, verbose, Limits(min(budget, limits.remaining())))
-        attempt = problem.finish(raw, outcome, limits)
-        cut = attempt.status == "time-limit" and not limits.expired()  # stopped by its budget
-        runs.append({"scale": best.objective, "options": dict(variant),
-                     "status": f"stopped after its budget of {budget:.3g} s" if cut else attempt.status,
-                     "objective": attempt.objective, "bound": attempt.solver.get("bound")})
-        bound = max(bound, _proven_bound(attempt))
-        if not cut and _better(attempt, best):
-            attempt.solver.setdefault("special_solvers", result.solver.get("special_solvers"))
-            best = attempt
-        best = _with_bound(problem, best, bound)
+        best, bound = _judge(problem, problem.finish(raw, outcome, limits), best, bound, budget, limits,
+                             runs, {"scale": best.objective, "options": dict(variant)})
     if (solver == "auto" and best.status != "optimal" and not limits.expired()
             and metric_interior_route.applies(problem) is None):  # (a solver named is used alone)
-        best = _by_interior_point(problem, best, bound, runs, limits)
+        name = metric_interior_route.NAME
+        try:
+            own = Limits(min(budget, limits.remaining()))
+            raw, outcome = metric_interior_route.metric_by_interior_point(problem, own)
+        except SolverDeclined as declined:
+            runs.append({"route": name, "status": f"declined: {declined.reason}"})
+        else:
+            best, bound = _judge(problem, problem.finish(raw, outcome, limits), best, bound, budget, limits, runs,
+                                 {"route": name})
     best.solver["resolves"] = runs
     return best
 
 
-def _by_interior_point(problem, best: Result, bound: float, runs: list, limits: Limits) -> Result:
-    """``best`` against the interior point's design and bound (see the module docstring), the
-    run recorded in ``runs``; ``best`` as it was when the interior point declines."""
-    name = metric_interior_route.NAME
-    try:
-        raw, outcome = metric_interior_route.metric_by_interior_point(problem, limits)
-    except SolverDeclined as declined:
-        runs.append({"route": name, "status": f"declined: {declined.reason}"})
-        return best
-    attempt = problem.finish(raw, outcome, limits)
-    runs.append({"route": name, "status": attempt.status, "objective": attempt.objective,
-                 "bound": attempt.solver.get("bound")})
+def _judge(problem, attempt: Result, best: Result, bound: float, budget: float, limits: Limits, runs: list,
+           entry: dict) -> tuple[Result, float]:
+    """(the better of ``best`` and ``attempt``, the better bound), both judged against the best
+    proven bound, the run recorded in ``runs`` under ``entry``. A run stopped by its ``budget``
+    (not by ``limits``) contributes only the bound it proves."""
+    cut = attempt.status == "time-limit" and not limits.expired()
+    runs.append({**entry, "status": f"stopped after its budget of {budget:.3g} s" if cut else attempt.status,
+                 "objective": attempt.objective, "bound": attempt.solver.get("bound")})
     bound = max(bound, _proven_bound(attempt))
-    best = _with_bound(problem, best, bound)  # (the LP's design may be the better one, proven now)
-    if _better(attempt, best):
+    best = _with_bound(problem, best, bound)  # (the design kept may be the better one, proven now)
+    if not cut and _better(attempt, best):
         attempt.solver.setdefault("special_solvers", best.solver.get("special_solvers"))
-        best = _with_bound(problem, attempt, bound)
-    return best
+        best = attempt
+    return _with_bound(problem, best, bound), bound
 
 
 def _proven_bound(result: Result) -> float:

@@ -45,6 +45,18 @@ class ContextSolution:
     stopped: bool = False
 
 
+def run_to_proof(run, name: str, limits: Limits | None) -> ContextSolution:
+    """Step ``run`` (an interior point: ``advance``, ``done``, ``result``) until it is done or
+    ``limits``' deadline passes (``stopped=True``), reporting its progress under ``name``."""
+    while not run.done:
+        if limits is not None:
+            limits.report(name, run.rounds, run.value, run.bound)
+            if limits.expired():
+                return run.result(stopped=True)
+        run.advance()
+    return run.result()
+
+
 def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSolution], name: str,
                    build_seconds: float = 0.0, limits: Limits | None = None):
     """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum

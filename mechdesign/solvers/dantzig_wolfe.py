@@ -107,18 +107,16 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
         y = columns[c]
         if limits is not None and limits.expired():  # past the deadline: the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
-            if known is not None:
-                prices[c] = max(prices[c], float(known[c]))
             continue
         prices[c], v = pricing.price(a[:, y], limits)
-        if known is not None:  # (both bound the same box minimum: the cone only tightens)
-            prices[c] = max(prices[c], float(known[c]))
         priced += 1
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)
             ray = envelope_ray(v, distances, epsilon)
             if ray @ a[:, y] < threshold:
                 rays.append((int(y), ray))
+    if known is not None:  # (each of the two bounds the same box minimum)
+        np.maximum(prices, known, out=prices)
     return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced, prices
 
 

@@ -40,7 +40,7 @@ import scipy.linalg
 from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.limits import Limits
 from mechdesign.solvers.column_generation import LDPCone, dual_bound
-from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.contexts import ContextSolution, run_to_proof
 from mechdesign.solvers.highs_model import SolverDeclined
 
 NAME = "ε-LDP interior point"
@@ -337,14 +337,3 @@ def solve_by_interior_point(cost: np.ndarray, epsilon: float, *, tol: float = 1e
     :class:`SolverDeclined` after :data:`MAX_ITERATIONS` or when the system breaks down."""
     return run_to_proof(InteriorPoint(cost, epsilon, tol=tol), NAME, limits)
 
-
-def run_to_proof(run, name: str, limits: Limits | None) -> ContextSolution:
-    """Step ``run`` (an interior point: ``advance``, ``done``, ``result``) until it is done or
-    ``limits``' deadline passes (``stopped=True``), reporting its progress under ``name``."""
-    while not run.done:
-        if limits is not None:
-            limits.report(name, run.rounds, run.value, run.bound)
-            if limits.expired():
-                return run.result(stopped=True)
-        run.advance()
-    return run.result()

@@ -46,7 +46,7 @@ import numpy as np
 from mechdesign.core.limits import Limits
 from mechdesign.solvers import ldp_interior
 from mechdesign.solvers.column_generation import LDPCone, dual_bound
-from mechdesign.solvers.contexts import ContextSolution
+from mechdesign.solvers.contexts import ContextSolution, run_to_proof
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.portfolio import TRAILING_FLOOR
 
@@ -186,7 +186,7 @@ def solve_by_working_set(cost: np.ndarray, epsilon: float, *, tol: float = 1e-9,
     """Minimise Σ cost·K over ε-LDP row-stochastic K by :class:`WorkingSetInteriorPoint` steps
     until value − bound <= tol·max(1, |value|), or ``limits``' deadline (``stopped=True``).
     Raises :class:`~mechdesign.solvers.highs_model.SolverDeclined` as the interior point does."""
-    return ldp_interior.run_to_proof(WorkingSetInteriorPoint(cost, epsilon, tol=tol), NAME, limits)
+    return run_to_proof(WorkingSetInteriorPoint(cost, epsilon, tol=tol), NAME, limits)
 
 
 class InteriorPair:

@@ -19,9 +19,8 @@ it closes the gap to 1e-10 in about thirty steps. Its designs are repaired like 
 from __future__ import annotations
 
 from mechdesign.privacy import MetricPrivacy
-from mechdesign.solvers.contexts import aimed_gap, solve_contexts
+from mechdesign.solvers.contexts import aimed_gap, run_to_proof, solve_contexts
 from mechdesign.solvers.lazy_pairs import repairer
-from mechdesign.solvers.ldp_interior import run_to_proof
 from mechdesign.solvers.metric_interior import MetricInteriorPoint
 from mechdesign.solvers.predicates import expected_loss, one_notion_of
 
