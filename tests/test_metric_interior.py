@@ -512,7 +512,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     for refine in (False, True):
         dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
         if refine:
-            _refine(it, newton, rhs, dK, du)
+            _refine(lp, it, newton, rhs, dK, du)
         product = it.rows.transpose(it.lam / it.S * it.rows.slack(dK)) + it.mu / it.K * dK
         residuals.append(np.abs(product - rhs - du[:, None]).max() / np.abs(rhs).max())
         assert np.abs(dK.sum(axis=1) - r_p).max() <= 1e-12

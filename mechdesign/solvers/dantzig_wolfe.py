@@ -28,6 +28,7 @@ from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
+from mechdesign.solvers.metric_orbits import exact_symmetry
 from mechdesign.solvers.portfolio import Turns, interleave
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
@@ -392,15 +393,17 @@ def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, lim
     until the best design is within ``gap`` of the best bound, or a method declines with it
     within ``enough``, or ``limits`` expire; what happened is appended to ``path``. Raises
     :class:`RaysStalled` carrying the best design and bound (None when neither method had one)
-    when both methods declined."""
-    epsilon = notion.epsilon
+    when both methods declined. The interior point keeps one output per orbit of ``symmetry``
+    when the group preserves the distances and the cost exactly (:mod:`metric_orbits`)."""
+    epsilon, pairs = notion.epsilon, (notion.i, notion.j, notion.d)
+    orbits = symmetry if exact_symmetry(symmetry, distances, cost) else None
+    outputs = None if orbits is None else orbits.representatives.size
     turns = Turns({RayRounds.name: lambda: RayRounds(cost, distances, (notion.i, notion.j), epsilon, gap=gap,
                                                      symmetry=symmetry, stall=STALL_ROUNDS, order=order),
-                   MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, (notion.i, notion.j, notion.d),
-                                                                         epsilon, tol=gap,
-                                                                         repair=repairer(notion))},
+                   MetricInteriorPoint.name: lambda: MetricInteriorPoint(cost, pairs, epsilon, tol=gap,
+                                                                         repair=repairer(notion), symmetry=orbits)},
                   PORTFOLIO_NAME, floor=1e-300,
-                  latency={MetricInteriorPoint.name: lambda: iteration_seconds(cost, (notion.i, notion.j, notion.d))})
+                  latency={MetricInteriorPoint.name: lambda: iteration_seconds(cost, pairs, outputs)})
     try:
         return interleave(turns, gap, limits, path, accept=enough)
     except SolverDeclined as declined:

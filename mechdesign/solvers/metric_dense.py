@@ -23,17 +23,19 @@ class DenseNewton(BlockSystem):
     """The Newton system at one iteration: every output's block H_y scaled to a unit diagonal,
     D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor (in single precision with
     ``single``: see :data:`~mechdesign.solvers.metric_interior.SINGLE_PRECISION_GAP`), and the
-    Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and the correctors."""
+    Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and the correctors (over every output
+    of the orbits when the LP keeps one output per orbit: :mod:`metric_orbits`)."""
 
     def __init__(self, lp, it, single: bool = False):
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose
         # diagonal is 1 (the factor's error is then relative to each entry's own scale, not to
         # the largest)
         weights = self.weigh(it)  # the rows' weights Λ/S
-        rows = it.rows
-        self.factors, self.scale, inverse_sum = factors_and_inverse_sum(weights, rows.a, rows.b, rows.c, rows.out,
-                                                                        self.bound_weights, single=single)
-        self.factor = shifted_cholesky(inverse_sum)
+        rows, orbits = it.rows, lp.orbits
+        self.factors, self.scale, inverse_sum = factors_and_inverse_sum(
+            weights, rows.a, rows.b, rows.c, rows.out, self.bound_weights, single=single,
+            block_weights=None if orbits is None else 1.0 / orbits.stabiliser)
+        self.factor = shifted_cholesky(inverse_sum if orbits is None else orbits.coupling(inverse_sum))
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] = D_y (D_y H_y D_y)⁻¹ D_y v[:, y] for every output y, as a (g, m) array, by
@@ -47,11 +49,12 @@ class DenseNewton(BlockSystem):
 
 
 def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, out: np.ndarray,
-                             bound_weights: np.ndarray, threads: int | None = None, single: bool = False
-                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                             bound_weights: np.ndarray, threads: int | None = None, single: bool = False,
+                             block_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For the blocks H_y = Gᵀ diag(``weights``) G + diag(``bound_weights[:, y]``) over the rows
     (a, b, c, ``out``) of each output y: (the Cholesky factors of the scaled blocks D_y H_y D_y,
-    each in the lower triangle; D_y = diag(H_y)^-1/2 as an (m, g) array; Σ_y H_y⁻¹). Ranges of
+    each in the lower triangle; D_y = diag(H_y)^-1/2 as an (m, g) array; Σ_y H_y⁻¹, each term
+    times ``block_weights[y]`` when given). Ranges of
     outputs run on ``threads`` threads (default :func:`solver_threads`), each assembling,
     scaling, factorising and inverting its blocks one at a time into their factors and adding
     the inverses to the sums of their chunks of outputs (neither the unscaled blocks nor their
@@ -64,6 +67,7 @@ def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     from mechdesign.solvers.metric_interior_kernels import factor_and_add_inverses, rows_by_output
 
     g, m = bound_weights.shape
+    block_weights = np.ones(m) if block_weights is None else np.ascontiguousarray(block_weights, dtype=float)
     order, start = rows_by_output(out, m)
     bound_weights = np.ascontiguousarray(bound_weights)
     scale, factors = np.empty((m, g)), np.empty((m, g, g), dtype=np.float32 if single else np.float64)
@@ -72,7 +76,7 @@ def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
 
     def work(first: int, last: int):
         return factor_and_add_inverses(weights, a, b, c, order, start, bound_weights, first * chunk,
-                                       min(last * chunk, m), scale, factors, totals, chunk)
+                                       min(last * chunk, m), scale, factors, totals, chunk, block_weights)
 
     if any(stage != 0 for _, stage in split(work, totals.shape[0], threads)):
         raise SolverDeclined("the interior-point system lost definiteness")

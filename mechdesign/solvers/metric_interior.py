@@ -70,6 +70,7 @@ from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
+from mechdesign.solvers.metric_orbits import OutputOrbits
 from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum: a backstop (the stall rules below
@@ -159,8 +160,10 @@ def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
                              f"{available / 2**30:.1f} GB available")
 
 
-def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
-    """The seconds one iteration's factorisations would take on ``cost``'s inputs and outputs,
+def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+                      outputs: int | None = None) -> float:
+    """The seconds one iteration's factorisations would take on ``cost``'s inputs and outputs
+    (or on ``outputs`` of them: one per orbit),
     timed on one and on three outputs' blocks on one thread (their difference over two: the
     per-output time without the fixed costs, after a warm-up on tiny blocks), multiplied by
     the outputs and divided by the threads that share them (:func:`solver_threads`): an
@@ -170,7 +173,7 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     make the iteration shorter.)"""
     import time
 
-    g, m = cost.shape
+    g, m = cost.shape[0], cost.shape[1] if outputs is None else outputs
     i, j = np.asarray(pairs[0]), np.asarray(pairs[1])
     chain = is_chain(i, j)
     _check_memory(g, i.size, m, blocks=not chain)
@@ -206,14 +209,20 @@ def coincident_groups(n: int, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np
 
 
 class _Reduced:
-    """The LP over merged inputs: its cost, its pairs and coefficients, and the pair map G."""
+    """The LP over merged inputs: its cost, its pairs and coefficients, and the pair map G; with
+    ``orbits`` (:class:`~mechdesign.solvers.metric_orbits.OutputOrbits`, used when no inputs
+    merge) the columns of one output per orbit, standing for every output."""
 
-    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray, epsilon: float):
+    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray, epsilon: float,
+                 orbits=None):
         n = cost.shape[0]
         self.groups = coincident_groups(n, i, j, d)
         g = int(self.groups.max()) + 1
-        self.cost = np.zeros((g, cost.shape[1]))
-        np.add.at(self.cost, self.groups, cost)
+        self.full_cost = np.zeros((g, cost.shape[1]))
+        np.add.at(self.full_cost, self.groups, cost)
+        self.orbits = orbits if g == n else None
+        self.cost = self.full_cost if self.orbits is None else self.full_cost[:, self.orbits.columns]
+        self.outputs = cost.shape[1]  # the outputs the columns stand for
         a, b = self.groups[i], self.groups[j]
         keep = (a != b) & (epsilon * d <= MAX_EXPONENT)
         if np.any((d[keep] <= 0)):
@@ -232,6 +241,25 @@ class _Reduced:
                                shape=(p, g))
         # every pair joins neighbours in index order (points on a line): tridiagonal blocks
         self.chain = is_chain(self.a, self.b)
+        if self.chain:
+            self.orbits = None  # (a chain's blocks cost nothing to factorise)
+            self.cost = self.full_cost
+
+    def row_sums(self, K: np.ndarray) -> np.ndarray:
+        """The row sums of the design that the columns ``K`` stand for."""
+        return K.sum(axis=1) if self.orbits is None else self.orbits.row_sums(K)
+
+    def design(self, K: np.ndarray) -> np.ndarray:
+        """The design over every output that the columns ``K`` stand for."""
+        return K if self.orbits is None else self.orbits.design(K)
+
+    def row_minima(self, reduced: np.ndarray) -> np.ndarray:
+        """Per input, the least of the ``reduced`` costs over every output."""
+        return reduced.min(axis=1) if self.orbits is None else self.orbits.row_minima(reduced)
+
+    def invariant(self, du: np.ndarray) -> np.ndarray:
+        """A row duals' direction, with the orbits made symmetric as the exact one is."""
+        return du if self.orbits is None else self.orbits.average(du)
 
 
 def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) -> np.ndarray:
@@ -259,17 +287,17 @@ class _Iterate:
     def __init__(self, lp: _Reduced):
         g, m = lp.cost.shape
         self.reach = FIRST_REACH
-        self.K = np.full((g, m), 1.0 / m)
+        self.K = np.full((g, m), 1.0 / lp.outputs)
         self.slack = lp.G @ self.K
         scale = float(np.abs(lp.cost).max(initial=0.0))
-        tau = START_PRODUCT * (scale if scale > 0 else 1.0) / m
+        tau = START_PRODUCT * (scale if scale > 0 else 1.0) / lp.outputs
         near = nearest_pairs(lp.a, lp.b, np.log(lp.coef), NEAR_PAIRS)
         self.rows = Rows(lp, np.repeat(near[:, None], m, axis=1))
         self.S = self.rows.gather(self.slack)
         self._drop_slack_when_complete()
         self.lam = tau / self.S
         reduced = lp.cost - self.rows.transpose(self.lam)
-        self.u = reduced.min(axis=1) - tau * m
+        self.u = lp.row_minima(reduced) - tau * lp.outputs
         self.mu = reduced - self.u[:, None]
 
     def _drop_slack_when_complete(self) -> None:
@@ -292,7 +320,7 @@ def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d
     direction a step takes may then get a step of iterative refinement (:func:`_refine`)."""
     rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
-    du = scipy.linalg.cho_solve(newton.factor, r_p - v.sum(axis=1))
+    du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v)))
     dK = v + newton.apply_row(du)
     return [dK, du, it.rows.slack(dK)]
 
@@ -302,13 +330,14 @@ def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray)
     return t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
 
 
-def _refine(it: _Iterate, newton: BlockSystem, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray) -> None:
+def _refine(lp: _Reduced, it: _Iterate, newton: BlockSystem, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray
+            ) -> None:
     """One step of iterative refinement of a solution (dK, du) of :func:`_solve`, in place: the
     blocks' equations H_y dK_y = rhs_y + du again, with H applied as a product, their residual
     corrected by the same elimination (keeping Σ_y dK = r_p)."""
     residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
     v = newton.apply(residual)
-    correction = scipy.linalg.cho_solve(newton.factor, -v.sum(axis=1))
+    correction = lp.invariant(scipy.linalg.cho_solve(newton.factor, -lp.row_sums(v)))
     dK += v + newton.apply_row(correction)
     du += correction
 
@@ -331,10 +360,11 @@ class _Direction:
         a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
         self.a_p, self.a_d = min(a_K, a_S), min(a_mu, a_lam)
 
-    def refine(self, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> None:
+    def refine(self, lp: _Reduced, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, t_K: np.ndarray,
+               t_S: np.ndarray) -> None:
         """One step of iterative refinement of this direction for the targets it was solved for
         (t_K, t_S), then dS, dμ, dλ and the step lengths again."""
-        _refine(it, newton, _blocks_rhs(it, r_d, t_K, t_S), self.dK, self.du)
+        _refine(lp, it, newton, _blocks_rhs(it, r_d, t_K, t_S), self.dK, self.du)
         self.dS = it.rows.slack(self.dK)
         self._recover(it, t_K, t_S)
 
@@ -344,16 +374,22 @@ class MetricInteriorPoint:
     with another method: :attr:`value` and :meth:`design` are the best design so far (the
     iterate of least objective, rows rescaled to sum to 1 exactly), :attr:`bound` the best bound
     proven so far, :attr:`latest_bound` the last iterate's, and :attr:`done` whether value and
-    bound are within ``tol``·max(|value|, 1e-300)."""
+    bound are within ``tol``·max(|value|, 1e-300). With ``symmetry``, a group of permutations of
+    the points (outputs = inputs) that preserves the distances and the cost exactly
+    (:func:`~mechdesign.solvers.metric_orbits.exact_symmetry`), the iterations keep one output
+    per orbit (:mod:`~mechdesign.solvers.metric_orbits`; dense blocks only)."""
 
     name = "interior point"
 
     def __init__(self, cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
-                 tol: float = 1e-9, repair=None):
+                 tol: float = 1e-9, repair=None, symmetry=None):
         i, j, d = (np.asarray(p) for p in pairs)
-        _check_memory(cost.shape[0], i.size, cost.shape[1], blocks=not is_chain(i, j))
-        self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon)
-        if is_chain(i, j) and not self.lp.chain:  # merged inputs broke the chain: dense blocks
+        orbits = None if symmetry is None or symmetry.order == 1 or is_chain(i, j) else OutputOrbits(symmetry)
+        m = cost.shape[1] if orbits is None else orbits.columns.size
+        _check_memory(cost.shape[0], i.size, m, blocks=not is_chain(i, j))
+        self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon,
+                           orbits)
+        if self.lp.cost.shape[1] > m or (is_chain(i, j) and not self.lp.chain):  # merged inputs: more to hold
             _check_memory(self.lp.cost.shape[0], self.lp.a.size, self.lp.cost.shape[1])
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
@@ -366,22 +402,27 @@ class MetricInteriorPoint:
 
     @property
     def rounds_note(self) -> str:
-        """What the path adds to the rounds: how many were in single precision."""
-        return f" ({self.single_steps} in single precision)" if self.single_steps else ""
+        """What the path adds to the rounds: how many were in single precision, and the outputs
+        kept when one per orbit stands for the others."""
+        notes = [f"{self.single_steps} in single precision"] if self.single_steps else []
+        if self.lp.orbits is not None:
+            notes.append(f"one output per orbit: {self.columns} of {self.lp.outputs}")
+        return f" ({'; '.join(notes)})" if notes else ""
 
     @property
     def columns(self) -> int:
-        """The outputs the method works with: all of them."""
+        """The outputs the method works with: all of them, or one per orbit."""
         return self.lp.cost.shape[1]
 
     def _evaluate(self) -> None:
         it, lp = self.it, self.lp
-        design = it.K / it.K.sum(axis=1, keepdims=True)
-        value = float((lp.cost * design).sum())
+        design = lp.design(it.K)
+        design = design / design.sum(axis=1, keepdims=True)  # (not in place: without orbits it is K)
+        value = float((lp.full_cost * design).sum())
         if value < self.value:
             self.value, self._design, self._repaired = value, design, None
         reduced = lp.cost - it.rows.transpose(it.lam)
-        self.latest_bound = float(reduced.min(axis=1).sum())
+        self.latest_bound = float(lp.row_minima(reduced).sum())
         self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
 
@@ -464,7 +505,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
 
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
-    r_p = 1.0 - it.K.sum(axis=1)
+    r_p = 1.0 - lp.row_sums(it.K)
     pK, pS = it.K * it.mu, it.S * it.lam
     total, count = it.complementarity()
     mu = total / count
@@ -489,7 +530,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     if float(np.abs(r_d).max(axis=1).sum()) > refine_above:
         # only the direction taken gets a step of refinement: the predictor and the trial
         # correctors serve to choose it (refining each of them took a third of a late step)
-        step.refine(it, newton, r_d, tK, tS)
+        step.refine(lp, it, newton, r_d, tK, tS)
     joining = None
     if it.slack is None:  # every pair row is in the set: its own step lengths are the rows'
         a_p, a_d = step_lengths(step, STEP_FRACTION)

@@ -154,14 +154,15 @@ def _scaled_block(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarr
 @njit(cache=True, nogil=True)
 def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, order: np.ndarray,
                             start: np.ndarray, bound_weights: np.ndarray, lo: int, hi: int, scale: np.ndarray,
-                            factors: np.ndarray, totals: np.ndarray, chunk: int) -> tuple[int, int]:
+                            factors: np.ndarray, totals: np.ndarray, chunk: int, block_weights: np.ndarray
+                            ) -> tuple[int, int]:
     """For the outputs lo <= y < hi: the block H_y = Σ over the rows of output y (``order`` and
     ``start`` from :func:`rows_by_output`) of weight · g gᵀ (g = −e_a + c e_b) plus
     diag(``bound_weights[:, y]``), assembled in double precision; its scaling
     D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y into
     ``factors[y]`` (what lies above the diagonal is not defined), in the precision of
-    ``factors`` (float64 or float32: LAPACK's d- or s-routines); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y
-    added to the lower triangle of ``totals[y // chunk]`` (float64): each chunk of outputs has
+    ``factors`` (float64 or float32: LAPACK's d- or s-routines); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y,
+    times ``block_weights[y]``, added to the lower triangle of ``totals[y // chunk]`` (float64): each chunk of outputs has
     its own sum, added in the outputs' order, so that the sums do not depend on how the
     outputs were split among threads (ranges begin at a chunk's start). A block that round-off
     has left indefinite (near the optimum) is factorised again with a diagonal shift, growing over
@@ -209,8 +210,9 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
             _dpotri(upper.ctypes, n.ctypes, inverse.ctypes, n.ctypes, info.ctypes)
         if info[0] != 0:
             return y, 2
+        weight = block_weights[y]
         for i in range(g):
-            si = s[i]
+            si = s[i] * weight
             for j in range(i + 1):
                 totals[y // chunk, i, j] += inverse[i, j] * si * s[j]
     return -1, 0
