@@ -323,12 +323,22 @@ class Problem:
         return all(a.holds for a in audit_all(self.privacy, {k: np.tile(row, (n, 1)) for k in self.keys}))
 
     def objective_scale(self) -> float:
-        """The objective of the uniform (data-independent) mechanism: its natural scale."""
+        """The objective of the uniform (data-independent) mechanism: its natural scale. Where
+        that is 0 (a marginal error whose profiles are uniform: the uniform design is exact), the
+        largest |objective| of the design that sends every input to the first output and of the
+        identity (square designs), else 1: a gap of 1e-15 on an optimum of 0 is no gap."""
         n, m = len(self.inputs), len(self.outputs)
-        try:
-            return float(self.objective.value({k: np.full((n, m), 1.0 / m) for k in self.keys}))
-        except Exception:  # objectives that need more than matrices (none today)
-            return 1.0
+        designs = [np.full((n, m), 1.0 / m), np.tile(np.eye(1, m), (n, 1))]
+        if n == m:
+            designs.append(np.eye(n))
+        for design in designs:
+            try:
+                scale = abs(float(self.objective.value({k: design for k in self.keys})))
+            except Exception:  # objectives that need more than matrices (none today)
+                return 1.0
+            if scale > 0 and math.isfinite(scale):
+                return scale
+        return 1.0
 
     def finish(self, raw: dict[str, np.ndarray] | None, outcome: SolverOutcome,
                limits: Limits | None = None) -> Result:

@@ -57,8 +57,8 @@ def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: boo
     budget = max(BUDGET_FACTOR * first, BUDGET_FLOOR)
     runs = []
     for variant in HIGHS_RESOLVES:
-        if limits.expired() or best.status == "optimal":
-            break
+        if limits.expired() or best.status == "optimal" or not best.objective > 0:
+            break  # (a value of 0 has no units to solve in)
         program = problem.compile(scale=best.objective)
         program.highs_variant = dict(variant)
         raw, outcome = run_solver(program, solver, verbose, Limits(min(budget, limits.remaining())))
