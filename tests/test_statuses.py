@@ -81,9 +81,42 @@ def test_spurious_infeasibility_is_retried(monkeypatch):
     fake, calls = claim(cp.INFEASIBLE, times=1)
     monkeypatch.setattr(convex_route, "_highs", fake)
     result = small_ldp().solve()
-    assert calls == [False, True]
+    assert calls == [False, convex_route.HIGHS_RETRIES[0]]
     assert result.status == "optimal"
     assert "retried" in result.solver
+
+
+def test_a_retry_that_raises_leaves_the_next_setting_to_try(monkeypatch):
+    # the first run claims unboundedness, the first retry raises: the later settings still run
+    real, calls = convex_route._highs, []
+
+    def fake(program, verbose, retry=False):
+        calls.append(retry)
+        if len(calls) == 2:
+            raise cp.SolverError("Solver 'HIGHS' failed.")
+        real(program, verbose, retry)
+        if len(calls) == 1:
+            program.problem._status, program.problem._value = cp.UNBOUNDED, None
+    monkeypatch.setattr(convex_route, "_highs", fake)
+    result = small_ldp().solve()
+    assert calls == [False, *convex_route.HIGHS_RETRIES[:2]]
+    assert result.status == "optimal" and result.holds
+    assert str(convex_route.HIGHS_RETRIES[1]) in result.solver["retried"]
+
+
+def test_approximate_ldp_at_a_large_epsilon_that_presolve_calls_unbounded():
+    # seven inputs, ε = 19.33, δ = 0.135, a prior of masses down to 1e-12: with presolve HiGHS
+    # calls the LP unbounded, and the primal simplex without it infeasible (the LP is neither:
+    # its variables are probabilities and the uniform design is private); the data-independent
+    # design (error 6/7) was returned
+    from mechdesign.core.objectives import ErrorProbability
+    from mechdesign.privacy import ApproxLDP
+
+    prior = [1.327093973258099e-10, 0.21707615486560783, 1.4851170726696262e-12, 9.095309972618586e-09,
+             0.3119655020895695, 0.4709581192201474, 2.145951707196636e-07]
+    result = Problem(inputs=7, objective=ErrorProbability(prior=prior), privacy=[ApproxLDP(19.33, 0.135)]).solve()
+    assert result.status == "optimal" and result.holds
+    assert result.objective < 1e-7 < 6 / 7
 
 
 def test_persistent_infeasibility_of_a_package_notion_is_a_failure(monkeypatch):
