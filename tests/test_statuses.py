@@ -352,17 +352,19 @@ def test_a_single_mechanisms_prior_is_a_probability_vector():
     assert err.value.key == "objective.row_weights[default]" and "summing to 1" in str(err.value)
 
 
-@pytest.mark.parametrize("notion", ["ldp", "approx-ldp", "distp"])
+@pytest.mark.parametrize("notion", ["ldp", "approx-ldp", "distp", "ldp-5"])
 def test_an_optimum_of_zero_is_proven_without_dividing_by_it(notion):
-    # the marginal error of a uniform profile is 0 for the uniform design: the natural scale of
-    # the objective is not that design's value but the first-output design's, 1 − 1/n (a gap of
-    # 1e-14 above 0 was 7e285 relative, and a re-solve in units of a value of 0 divided by it)
+    # the marginal error of a uniform profile is 0 for the uniform design (on 5 inputs 2.8e-17,
+    # round-off): the natural scale of the objective is not that design's value but the
+    # first-output design's, 1 − 1/n (a gap of 1e-14 above 0 was 7e285 relative, or 500 on
+    # 5 inputs, and a re-solve in units of a value of 0 divided by it)
     from mechdesign.privacy import ApproxLDP, DistP
 
-    privacy = {"ldp": LDP(1.0), "approx-ldp": ApproxLDP(1.0, 0.01),
+    n = 5 if notion == "ldp-5" else 3
+    privacy = {"ldp": LDP(1.0), "approx-ldp": ApproxLDP(1.0, 0.01), "ldp-5": LDP(1.0),
                "distp": DistP(0.5, [([0.5, 0.3, 0.2], [0.2, 0.3, 0.5])])}[notion]
-    problem = Problem(inputs=3, objective=ProfileMarginalError(), privacy=[privacy])
-    assert problem.objective_scale() == pytest.approx(2 / 3)
+    problem = Problem(inputs=n, objective=ProfileMarginalError(), privacy=[privacy])
+    assert problem.objective_scale() == pytest.approx(1 - 1 / n)
     result = problem.solve()
     assert result.status == "optimal" and result.holds
     assert abs(result.objective) <= 1e-12

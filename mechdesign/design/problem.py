@@ -324,9 +324,10 @@ class Problem:
 
     def objective_scale(self) -> float:
         """The objective of the uniform (data-independent) mechanism: its natural scale. Where
-        that is 0 (a marginal error whose profiles are uniform: the uniform design is exact), the
-        largest |objective| of the design that sends every input to the first output and of the
-        identity (square designs), else 1: a gap of 1e-15 on an optimum of 0 is no gap."""
+        that is 0 up to round-off (below 1e-12 of the objective's coefficients: a marginal error
+        whose profiles the uniform design leaves exactly or nearly unchanged), the first of the
+        |objective| of the design that sends every input to the first output and of the identity
+        (square designs) above that, else 1: a gap of 1e-15 on an optimum of 0 is no gap."""
         n, m = len(self.inputs), len(self.outputs)
         designs = [np.full((n, m), 1.0 / m), np.tile(np.eye(1, m), (n, 1))]
         if n == m:
@@ -334,9 +335,10 @@ class Problem:
         for design in designs:
             try:
                 scale = abs(float(self.objective.value({k: design for k in self.keys})))
+                floor = 1e-12 * self.objective.magnitude()
             except Exception:  # objectives that need more than matrices (none today)
                 return 1.0
-            if scale > 0 and math.isfinite(scale):
+            if scale > floor and math.isfinite(scale):
                 return scale
         return 1.0
 
