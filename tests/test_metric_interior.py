@@ -9,7 +9,7 @@ import pytest
 
 from mechdesign import Domain, Metric, MetricPrivacy, Problem
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.solvers import dantzig_wolfe, metric_dense, metric_interior
+from mechdesign.solvers import dantzig_wolfe, metric_dense, metric_interior, metric_interior_memory
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, coincident_groups
@@ -114,9 +114,21 @@ def test_a_zero_distance_one_way_is_refused():
 
 def test_it_declines_what_would_not_fit_in_memory(monkeypatch):
     cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
-    monkeypatch.setattr(metric_interior, "MEMORY_SHARE", 1e-12)
+    monkeypatch.setattr(metric_interior_memory, "MEMORY_SHARE", 1e-12)
     with pytest.raises(SolverDeclined, match="GB"):
         MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+
+
+def test_a_working_set_that_would_outgrow_the_memory_declines_at_a_join(monkeypatch):
+    # the start is checked for the rows it starts with, each join for the rows it adds
+    cost, d, notion = _instance("points", 1.0, "uniform", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-9)
+    rows = run.it.rows.size
+    monkeypatch.setattr(metric_interior_memory, "MEMORY_SHARE", 1e-12)
+    with pytest.raises(SolverDeclined, match="working set's new rows"):
+        while not run.done:
+            run.advance()
+    assert run.it.rows.size == rows and np.isfinite(run.bound) and run.bound <= run.value
 
 
 @pytest.mark.parametrize("kind", ["grid", "line"])
@@ -125,7 +137,7 @@ def test_the_iteration_estimate_grows_with_the_outputs_and_declines_what_would_n
     pairs = (notion.i, notion.j, notion.d)
     one, many = (metric_interior.iteration_seconds(np.tile(cost, (1, k)), pairs) for k in (1, 200))
     assert 0.0 < one < many  # two hundred times the blocks: more time, whatever the clock's noise
-    monkeypatch.setattr(metric_interior, "MEMORY_SHARE", 1e-12)
+    monkeypatch.setattr(metric_interior_memory, "MEMORY_SHARE", 1e-12)
     with pytest.raises(SolverDeclined, match="GB"):
         metric_interior.iteration_seconds(cost, pairs)
 

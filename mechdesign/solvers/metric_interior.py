@@ -57,7 +57,6 @@ merged into one row before the iterations start, and the design gives each of th
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import scipy.linalg
@@ -70,6 +69,7 @@ from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
+from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
 from mechdesign.solvers.metric_orbits import OutputOrbits
 from mechdesign.solvers.metric_rows import Rows
 
@@ -139,25 +139,11 @@ SINGLE_PRECISION_SLOW = 1e-2
 #: of 5e-7 over 10 × 10 grids and 100 random points at ε = 0.25, 1 and 4, three priors and
 #: three losses (54 instances; no run failed)
 START_PRODUCT = 2.0
-#: the share of the memory available when the method starts that its arrays may take
-MEMORY_SHARE = 0.5
-#: arrays of pairs × outputs entries the iterations hold at once (iterate, directions,
-#: correctors' targets), and of |X|² × outputs (the blocks, their factors and a product's
-#: temporary)
-PAIR_ARRAYS, BLOCK_ARRAYS = 24, 3
-
-
-def _check_memory(n: int, pairs: int, m: int, blocks: bool = True) -> None:
-    """Decline when the iterations' arrays would take more than :data:`MEMORY_SHARE` of the
-    memory available now (``blocks``: dense |X| × |X| blocks; a chain's are tridiagonal)."""
-    need = 8.0 * (PAIR_ARRAYS * pairs * m + (BLOCK_ARRAYS * n * n * m if blocks else 4 * n * m + 2 * n * n))
-    try:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # no sysconf: assume the need fits
-        return
-    if need > MEMORY_SHARE * available:
-        raise SolverDeclined(f"its arrays would take {need / 2**30:.1f} GB, more than half the "
-                             f"{available / 2**30:.1f} GB available")
+def _check_start(n: int, pairs: int, m: int, chain: bool) -> None:
+    """:func:`~mechdesign.solvers.metric_interior_memory.check_memory` for the iterations'
+    start: the working set's first rows are at most each input's :data:`NEAR_PAIRS` pairs at
+    either end, on every output."""
+    check_memory(n, pairs, m, min(pairs, 2 * NEAR_PAIRS * n) * m, blocks=not chain)
 
 
 def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -169,14 +155,14 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     the outputs and divided by the threads that share them (:func:`solver_threads`): an
     iteration cannot be interrupted, so the turns let the other method run this long before
     its first one. Raises :class:`SolverDeclined` when its arrays would not fit in memory
-    (:func:`_check_memory`), without allocating them. (Coincident inputs merged first can only
+    (:func:`_check_start`), without allocating them. (Coincident inputs merged first can only
     make the iteration shorter.)"""
     import time
 
     g, m = cost.shape[0], cost.shape[1] if outputs is None else outputs
     i, j = np.asarray(pairs[0]), np.asarray(pairs[1])
     chain = is_chain(i, j)
-    _check_memory(g, i.size, m, blocks=not chain)
+    _check_start(g, i.size, m, chain)
     if chain:
         from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
 
@@ -386,11 +372,12 @@ class MetricInteriorPoint:
         i, j, d = (np.asarray(p) for p in pairs)
         orbits = None if symmetry is None or symmetry.order == 1 or is_chain(i, j) else OutputOrbits(symmetry)
         m = cost.shape[1] if orbits is None else orbits.columns.size
-        _check_memory(cost.shape[0], i.size, m, blocks=not is_chain(i, j))
+        _check_start(cost.shape[0], i.size, m, is_chain(i, j))
         self.lp = _Reduced(np.asarray(cost, dtype=float), i.astype(int), j.astype(int), d.astype(float), epsilon,
                            orbits)
         if self.lp.cost.shape[1] > m or (is_chain(i, j) and not self.lp.chain):  # merged inputs: more to hold
-            _check_memory(self.lp.cost.shape[0], self.lp.a.size, self.lp.cost.shape[1])
+            lp = self.lp
+            _check_start(lp.cost.shape[0], lp.a.size, lp.cost.shape[1], False)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
@@ -471,10 +458,13 @@ class MetricInteriorPoint:
         with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
             try:
                 _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single)
+                failed = False
             except SolverDeclined:
                 if not single:
                     raise
-                self._single = single = False  # (the step failed before it moved the iterate)
+                failed = True  # (the step failed before it moved the iterate)
+            if failed:  # in double, once the failed step's arrays are gone with its traceback
+                self._single = single = False
                 _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value))
         if self.it.rows.size > rows:
             self._joined = self.rounds
@@ -574,6 +564,7 @@ def _join(lp: _Reduced, it: _Iterate, pair: np.ndarray, out: np.ndarray) -> None
     current mean complementarity; since Gᵀ Λ takes c·Λ from μ[b, y] (and gives Λ to μ[a, y]),
     the rows taking from one entry are scaled down together so that they take at most
     :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
+    check_growth(pair.size)
     g, m = it.K.shape
     total, count = it.complementarity()
     mean = total / count
