@@ -46,7 +46,8 @@ def test_nan_gap_is_never_optimal():
 
 
 def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
-    # duals that prove nothing (a snapshot whose bound is -inf): no bound, no gap, not optimal
+    # duals that prove nothing (a snapshot whose bound is -inf): not optimal, and the only bound
+    # is the one no design can beat, max_x min_y loss (the solver's claimed 0.3 is not used)
     class Unproven:
         required = True
 
@@ -57,8 +58,9 @@ def test_unproven_bound_on_the_lp_route_is_not_optimal(monkeypatch):
     raw = {"default": np.full((4, 4), 0.25)}
     result = problem.finish(raw, SolverOutcome("optimal", {"name": "HIGHS"}, bound=0.3, proof=Unproven()))
     assert result.status == "failed"
-    assert result.solver["bound"] is None and result.solver["bound_proven"] is False
-    assert "gap" not in result.solver
+    least = problem.objective.loss.min(axis=1).max()
+    assert result.solver["bound"] == least and result.solver["bound_proven"] is True
+    assert result.solver["gap"] == pytest.approx((result.objective - least) / result.objective)
 
 
 def claim(status, times=None):

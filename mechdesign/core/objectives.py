@@ -15,6 +15,7 @@ built.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -60,6 +61,13 @@ class Objective:
         (default: none; the robust expected loss records its worst-case prior and the loss under
         the nominal prior under ``"robust"``)."""
         return {}
+
+    def least_value(self) -> float:
+        """A value no row-stochastic design's objective falls below, whatever the privacy
+        constraints: a lower bound on every optimum that needs no solver (−inf when none is
+        known; only minimised objectives have one). It proves an optimum of 0 exactly, where a
+        solver's duals prove only their round-off."""
+        return -math.inf
 
     def magnitude(self) -> float:
         """The size of the objective's coefficients (max |coefficient|; 1 when it has none).
@@ -238,6 +246,13 @@ class ExpectedLoss(Objective):
         top = max(float(np.abs(self._coefficients(k)).max()) for k in self._weighted_keys())
         return top if top > 0 else 1.0
 
+    def least_value(self) -> float:
+        """Σ_s Σ_x min_y W_s[x] L[x, y] (every row puts its mass where it costs least), summed
+        exactly and moved down by the sum's round-off."""
+        terms = [math.fsum(self._coefficients(k).min(axis=1)) for k in self._weighted_keys()]
+        total = math.fsum(terms)
+        return total - 4 * np.finfo(float).eps * (math.fsum(abs(t) for t in terms) + abs(total))
+
     def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
         _check_keys(self.row_weights, keys, self._weights_key(None))
@@ -343,6 +358,11 @@ class WorstCaseLoss(Objective):
         top = float(np.abs(self.loss).max())
         return top if top > 0 else 1.0
 
+    def least_value(self) -> float:
+        """max_x min_y L[x, y]: every row's expected loss is at least its least entry (exact:
+        no arithmetic)."""
+        return float(self.loss.min(axis=1).max())
+
     def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
         _check_keys(self.keys, keys, "objective.keys")
@@ -401,6 +421,10 @@ class MaxOffDiagonal(Objective):
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         return float(max(mechs[k][self.mask].max() for k in self.keys))
 
+    def least_value(self) -> float:
+        """0: entries are probabilities."""
+        return 0.0
+
     def __repr__(self) -> str:
         return preview.call("MaxOffDiagonal", [("keys", _keys_text(self.keys))])
 
@@ -445,6 +469,10 @@ class ProfileMarginalError(Objective):
 
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         return float(self.costs(mechs).max())
+
+    def least_value(self) -> float:
+        """0: a maximum of absolute values."""
+        return 0.0
 
     def __repr__(self) -> str:
         name, text = _weights_text(self.distributions, "distribution", "distributions")

@@ -18,10 +18,11 @@ from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
-from mechdesign.core.objectives import ExpectedLoss, Objective
+from mechdesign.core.objectives import Objective
 from mechdesign.core.setting import Setting, probabilities
 from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
+from mechdesign.design.trivial_designs import better_trivial_design
 from mechdesign.privacy.base import DEFAULT, Notion
 from mechdesign.privacy.certify import audit_all, certify, neutral_row
 from mechdesign.privacy.coefficients import Coefficients
@@ -373,11 +374,17 @@ class Problem:
             if status != "infeasible":
                 return self._data_independent(record, message, status if status == TIME_LIMIT else "failed")
             return Result(self.name, status, self.objective.kind, None, {}, [], record, message=message)
-        mechs, audits, notes = certify(self.privacy, raw)
-        value = self.objective.value(mechs)
         record.setdefault("relaxed", False)  # the general route says when its program was one
-        record.update(notes)
-        status, message = self._judge(status, value, record, self._bound(record, outcome, value), audits)
+        unjudged = dict(record)
+        mechs, audits, value, status, message = self._certified(raw, record, outcome, status)
+        if status != "optimal" and all(a.holds for a in audits) and np.isfinite(value):
+            better = better_trivial_design(self.privacy, self.keys, len(self.inputs), len(self.outputs),
+                                           self.objective, value, self._strictly_better)
+            if better is not None:
+                name, raw = better
+                record = {**unjudged, "trivial_design": f"the {name} (objective {self.objective.value(raw):.10g}) "
+                                                      f"replaced the solver's design (objective {value:.10g})"}
+                mechs, audits, value, status, message = self._certified(raw, record, outcome, outcome.status)
         result = Result(
             self.name, status, self.objective.kind, value,
             {k: Mechanism(v, self.inputs, self.outputs, claims=self.privacy, validate=False, name=k)
@@ -387,16 +394,27 @@ class Problem:
         result.extra.update(self.objective.report(mechs))
         return result
 
-    def no_privacy_floor(self) -> float:
-        """A lower bound no design can beat, privacy constraints or not, for an expected loss:
-        Σ over mechanisms of Σ_x min_y C[x, y] (rounded down); −inf for other objectives. With it
-        an optimum of 0 (a point-mass prior, a loss that vanishes on a whole column) is proven
-        exactly instead of to the duals' round-off."""
-        if not isinstance(self.objective, ExpectedLoss) or self.objective.sense != "minimize":
-            return -np.inf
-        terms = [math.fsum(self.objective.cost(k).min(axis=1)) for k in self.keys]
-        total = math.fsum(terms)
-        return total - 4 * np.finfo(float).eps * (math.fsum(abs(t) for t in terms) + abs(total))
+    def _certified(self, raw: dict, record: dict, outcome: SolverOutcome, status: str) -> tuple:
+        """(certified matrices, audits, objective, status, message) of the matrices ``raw``;
+        the certificate's notes, the bound and the gap go into ``record``."""
+        mechs, audits, notes = certify(self.privacy, raw)
+        value = self.objective.value(mechs)
+        record.update(notes)
+        status, message = self._judge(status, value, record, self._bound(record, outcome, value), audits)
+        return mechs, audits, value, status, message
+
+    def _strictly_better(self, candidate: float, value: float) -> bool:
+        """Whether objective ``candidate`` beats ``value`` by more than their round-off."""
+        margin = 4 * np.finfo(float).eps * max(abs(value), abs(candidate), self.objective.magnitude())
+        return candidate < value - margin if self.objective.sense == "minimize" else candidate > value + margin
+
+    def least_value(self) -> float:
+        """A lower bound on the optimum that needs no solver (:meth:`Objective.least_value
+        <mechdesign.core.objectives.Objective.least_value>`; −inf for a maximised objective): with
+        it an optimum of 0 (a point-mass prior, a loss that vanishes on a whole column, a
+        marginal error that a data-independent design keeps at 0) is proven exactly instead of
+        to the duals' round-off."""
+        return self.objective.least_value() if self.objective.sense == "minimize" else -math.inf
 
     def _bound(self, record: dict, outcome: SolverOutcome, value: float) -> bool:
         """Put the bound on the optimum into ``record`` (``bound``, ``gap``, ``bound_proven``, and
@@ -409,11 +427,9 @@ class Problem:
         programs; cones other than the exponential; a direction the box leaves unbounded)
         reports the solver's dual objective instead, marked not proven (``bound_kind``), and the
         proven one as ``proven_bound``."""
-        claimed = outcome.bound
+        claimed, least = outcome.bound, self.least_value()
         if outcome.proof is not None:
-            proven = outcome.proven_bound(value)
-            if np.isfinite(proven):
-                proven = max(proven, self.no_privacy_floor())
+            proven = float(np.fmax(outcome.proven_bound(value), least))  # (fmax: a NaN proof gives least)
             gap = self._gap(value, proven)
             if outcome.proof.required or gap <= self.gap_tolerance:
                 finite = bool(np.isfinite(proven))
@@ -427,6 +443,12 @@ class Problem:
             record["proven_bound"] = float(proven) if np.isfinite(proven) else None
         if claimed is not None:
             record["objective"] = claimed
+        if outcome.bound_proven and claimed is not None or self._gap(value, least) <= self.gap_tolerance:
+            # a proven bound, or the least value alone closes the gap (a solver's unproven
+            # bound is then not needed)
+            bound = max(claimed, least) if outcome.bound_proven and claimed is not None else least
+            record.update(bound=float(bound), gap=self._gap(value, bound), bound_proven=True)
+        elif claimed is not None:
             record["bound"] = claimed
             record["gap"] = self._gap(value, claimed)
             record["bound_proven"] = outcome.bound_proven

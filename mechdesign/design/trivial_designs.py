@@ -1,0 +1,43 @@
+"""The two designs every problem has without a solver: the data-independent one (every row the
+notions' neutral output distribution) and, when there are as many outputs as inputs, the
+identity.
+
+Where a solver's design is left short of a proof (its gap above the tolerance), one of them can
+be better: an optimum of 0 reached by the data-independent design (a marginal error over the
+uniform distribution), or an information bound loose enough to allow the identity. A conic
+solver then returns a design of value 1e-10 whose duals prove 1e-10 less, and the status would
+be "failed" for a design that is optimal to round-off. :func:`better_trivial_design` offers the
+best of the two when it is feasible and strictly better than the solver's; the problem
+certifies it like any other design.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from mechdesign.privacy.certify import audit_all, neutral_row
+
+
+def trivial_designs(privacy, keys: list[str], n: int, m: int):
+    """(name, {key: matrix}) of the data-independent design and, for a square problem, the
+    identity; built one at a time."""
+    yield "data-independent design", {k: np.tile(neutral_row(privacy, m), (n, 1)) for k in keys}
+    if n == m:
+        yield "identity", {k: np.eye(n) for k in keys}
+
+
+def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, value: float,
+                          better: Callable[[float, float], bool]) -> tuple[str, dict] | None:
+    """The first trivial design (:func:`trivial_designs`) whose objective is ``better`` than
+    ``value`` and on which every notion's audit holds, as (name, matrices); None when there is
+    none. Audited only when better (one audit of the solver's size at most per design)."""
+    for name, mechs in trivial_designs(privacy, keys, n, m):
+        try:
+            candidate = float(objective.value(mechs))
+        except Exception:  # noqa: BLE001 — an objective that needs more than matrices: no candidate
+            return None
+        if np.isfinite(candidate) and better(candidate, value) and all(a.holds for a in audit_all(privacy, mechs)):
+            return name, mechs
+    return None

@@ -1,0 +1,108 @@
+"""The objectives' least values (a bound on every optimum that needs no solver) and the trivial
+designs that replace a solver's design left short of a proof."""
+
+import numpy as np
+import pytest
+
+from mechdesign import LDP, Problem
+from mechdesign.core.objectives import (
+    ErrorProbability,
+    ExpectedLoss,
+    MaxOffDiagonal,
+    ProfileMarginalError,
+    WorstCaseLoss,
+)
+from mechdesign.privacy.divergence import DivergenceDP
+from mechdesign.solvers.outcome import SolverOutcome
+
+
+def random_designs(rng, n, m, count=200):
+    """Row-stochastic matrices, many of them nearly deterministic (where the least value is met)."""
+    for _ in range(count):
+        K = rng.dirichlet(np.full(m, rng.choice([0.05, 1.0])), size=n)
+        yield K
+
+
+def bound_objective(objective, n, m):
+    problem = Problem(inputs=n, outputs=m, objective=objective, privacy=[LDP(1.0)])
+    return problem.objective
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng, n, m: ExpectedLoss(rng.random((n, m)) - 0.3, prior=rng.dirichlet(np.ones(n))),
+    lambda rng, n, m: WorstCaseLoss(rng.random((n, m)) * 2 - 0.5),
+])
+def test_no_design_falls_below_the_least_value_and_a_deterministic_one_reaches_it(make):
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        n, m = int(rng.integers(2, 7)), int(rng.integers(2, 7))
+        objective = bound_objective(make(rng, n, m), n, m)
+        least = objective.least_value()
+        for K in random_designs(rng, n, m):
+            assert objective.value({"default": K}) >= least - 1e-12
+        # the design putting every row where its loss is least reaches it (the worst-case loss:
+        # the row with the largest such least entry decides)
+        loss = objective.loss
+        best = np.zeros((n, m))
+        best[np.arange(n), loss.argmin(axis=1)] = 1.0
+        assert objective.value({"default": best}) == pytest.approx(least, abs=1e-12)
+
+
+def test_the_least_values_of_the_error_probability_the_max_off_diagonal_and_the_marginal_error():
+    prior = np.array([0.5, 0.3, 0.2])
+    error = Problem(inputs=3, objective=ErrorProbability(prior=prior), privacy=[LDP(1.0)]).objective
+    assert error.least_value() == pytest.approx(0.0, abs=1e-15)  # the identity reports every input exactly
+    assert error.least_value() <= 0.0
+    off = Problem(inputs=3, objective=MaxOffDiagonal(), privacy=[LDP(1.0)]).objective
+    assert off.least_value() == 0.0
+    marginal = Problem(inputs=3, objective=ProfileMarginalError(), privacy=[LDP(1.0)]).objective
+    assert marginal.least_value() == 0.0
+
+
+def test_an_optimum_of_zero_under_a_conic_notion_is_proven_exactly():
+    # the reverse-KL divergence DP of 10 inputs and the marginal error of the uniform
+    # distribution: the data-independent design keeps the marginal, so the optimum is 0. The
+    # conic solver's design is at 1e-17 and its duals prove a bound 1e-11 *above* it (not a
+    # bound); the status was "failed"
+    problem = Problem(inputs=10, objective=ProfileMarginalError(),
+                      privacy=[DivergenceDP(0.0790962, divergence="reverse-kl")])
+    result = problem.solve()
+    assert result.status == "optimal", result.message
+    assert result.holds
+    assert result.objective <= 1e-12
+    assert result.solver["bound"] == 0.0 and result.solver["bound_proven"]
+
+
+def test_a_design_worse_than_the_data_independent_one_is_replaced_and_proven_optimal():
+    # a private design whose rows all report [0.4, 0.2, 0.2, 0.2] moves the uniform marginal;
+    # the uniform data-independent design keeps it (objective 0, the least value)
+    problem = Problem(inputs=4, objective=ProfileMarginalError(), privacy=[LDP(1.0)])
+    skewed = np.tile([0.4, 0.2, 0.2, 0.2], (4, 1))
+    result = problem.finish({"default": skewed}, SolverOutcome("optimal"))
+    assert result.status == "optimal", result.message
+    assert result.objective == 0.0
+    np.testing.assert_allclose(result.matrices()["default"], np.full((4, 4), 0.25))
+    assert "data-independent design" in result.solver["trivial_design"]
+    assert result.solver["bound"] == 0.0 and result.solver["bound_proven"]
+
+
+def test_the_identity_replaces_a_design_when_it_is_private_and_better():
+    # a total-variation bound of 1 holds for any design (TV is at most 1), the identity's too
+    problem = Problem(inputs=3, objective=ErrorProbability(), privacy=[DivergenceDP(1.0, divergence="tv")])
+    uniform = np.full((3, 3), 1 / 3)
+    result = problem.finish({"default": uniform}, SolverOutcome("optimal"))
+    assert result.status == "optimal", result.message
+    assert result.objective == 0.0
+    np.testing.assert_array_equal(result.matrices()["default"], np.eye(3))
+    assert "identity" in result.solver["trivial_design"]
+
+
+def test_a_design_no_trivial_design_beats_is_kept_with_its_failure():
+    problem = Problem(inputs=4, objective=ErrorProbability(), privacy=[LDP(1.0)])
+    e = np.e
+    rr = np.full((4, 4), 1.0) + np.eye(4) * (e - 1)
+    rr /= rr.sum(axis=1, keepdims=True)
+    result = problem.finish({"default": rr}, SolverOutcome("optimal"))
+    assert result.status == "failed"  # no bound reported, and neither trivial design is better
+    assert "trivial_design" not in result.solver
+    np.testing.assert_allclose(result.matrices()["default"], rr)
