@@ -275,3 +275,34 @@ def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch):
     run = result.solver["resolves"][-1]
     assert run["route"] == "d-privacy interior point" and run["status"].startswith("stopped after its budget")
     assert result.status == "failed" and result.certificate[0].holds  # the LP's design, its gap said
+
+
+def test_a_conic_program_is_solved_again_in_units_of_its_value():
+    # information privacy of 2.02 bits over six inputs, the error probability under a prior
+    # with masses down to 6e-11: the optimum is 1.55e-7, which Clarabel's absolute tolerances
+    # met at a proven gap of 1.1e-4 (status failed); in units of the value the gap closes
+    import warnings
+
+    import cvxpy as cp
+
+    from mechdesign.privacy.information import InformationPrivacy
+
+    prior = np.array([9.9467815746058841e-01, 5.2772541107595460e-03, 6.2667523538613512e-11,
+                      2.4241735218906263e-06, 4.1830780387699839e-05, 3.3341207498417729e-07])
+    bits = 2.024917876132806
+    loss = 1.0 - np.eye(6)
+    result = Problem(inputs=6, objective=ExpectedLoss(loss, prior=prior), privacy=[InformationPrivacy(bits)]).solve()
+    assert result.status == "optimal", result.message
+    assert result.holds
+    assert [run["scale"] for run in result.solver["resolves"]]  # the re-solve is recorded
+    # the program written from the definition (the channel's capacity min_q max_x D(K[x] ‖ q)
+    # at most `bits`), solved in units of 1e-7 by Clarabel
+    K, q = cp.Variable((6, 6), nonneg=True), cp.Variable(6, nonneg=True)
+    constraints = [cp.sum(K, axis=1) == 1, cp.sum(q) == 1,
+                   cp.sum(cp.rel_entr(K, np.ones((6, 1)) @ cp.reshape(q, (1, 6), order="C")), axis=1)
+                   <= bits * np.log(2)]
+    reference = cp.Problem(cp.Minimize(cp.sum(cp.multiply(prior[:, None] * loss, K)) * 1e7), constraints)
+    with warnings.catch_warnings():  # Clarabel calls its own run inexact (masses of 6e-11): 1e-4 is asked
+        warnings.simplefilter("ignore")
+        reference.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert result.objective == pytest.approx(reference.value * 1e-7, rel=1e-4)
