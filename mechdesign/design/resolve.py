@@ -17,11 +17,12 @@ solve's own limit: a strategy should cost what the first did, but HiGHS's interi
 returned on some badly scaled LPs (four inputs under ε-LDP at ε = 28, coefficients e^28, in units
 of a value of 3e-12). A run stopped by its budget contributes only a bound it proves.
 
-A conic program (Clarabel or SCS) is solved again, in units of its value, for the same
-reason: Clarabel's absolute tolerances (1e-10) meet an optimum of 1e-7 at three digits, and
-its duals prove a bound 1e-4 (relative) short of it. In units of the value (twice,
-:data:`CONIC_RESOLVES`) it closes the gap on about half of such programs (random divergence and information notions with optima from 1e-10
-to 1e-2); on others its design is worse, and the better of the two runs is kept.
+A conic program (Clarabel or SCS) is solved again in units of its value, for the same reason:
+Clarabel's absolute tolerances (1e-10) meet an optimum of 1e-7 at three digits, and its duals
+prove a bound 1e-4 (relative) short of it. Solved again in units of the best value so far
+(twice, :data:`CONIC_RESOLVES`), about half of such programs close their gap (random
+divergence and information notions with optima from 1e-10 to 1e-2); on the others a run's
+design can be worse, and the best design and bound of all the runs are kept.
 
 When every strategy has left the gap open on a problem with one ε·d-privacy notion and an
 expected loss, solved with the default solver, the d-privacy interior point runs last, held to
@@ -51,7 +52,7 @@ BUDGET_FLOOR = 5.0
 
 
 #: the general route's solvers whose results are re-solved (HiGHS in each of its strategies,
-#: a conic solver once)
+#: a conic solver :data:`CONIC_RESOLVES` times)
 RESOLVED = ("HIGHS", "CLARABEL", "SCS")
 
 

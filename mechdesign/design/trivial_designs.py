@@ -7,8 +7,8 @@ be better: an optimum of 0 reached by the data-independent design (a marginal er
 uniform distribution), or an information bound loose enough to allow the identity. A conic
 solver then returns a design of value 1e-10 whose duals prove 1e-10 less, and the status would
 be "failed" for a design that is optimal to round-off. :func:`better_trivial_design` offers the
-best of the two when it is feasible and strictly better than the solver's; the problem
-certifies it like any other design.
+better of the two that is strictly better than the solver's design and passes every audit; the
+problem certifies it like any other design.
 """
 
 from __future__ import annotations
@@ -30,14 +30,19 @@ def trivial_designs(privacy, keys: list[str], n: int, m: int):
 
 def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, value: float,
                           better: Callable[[float, float], bool]) -> tuple[str, dict] | None:
-    """The first trivial design (:func:`trivial_designs`) whose objective is ``better`` than
-    ``value`` and on which every notion's audit holds, as (name, matrices); None when there is
-    none. Audited only when better (one audit of the solver's size at most per design)."""
+    """The trivial design (:func:`trivial_designs`) of best objective among those ``better``
+    than ``value`` on which every notion's audit holds, as (name, matrices); None when there is
+    none. Only designs better than ``value`` are audited (an audit of the solver's size each)."""
+    candidates = []
     for name, mechs in trivial_designs(privacy, keys, n, m):
         try:
             candidate = float(objective.value(mechs))
         except Exception:  # noqa: BLE001 — an objective that needs more than matrices: no candidate
             return None
-        if np.isfinite(candidate) and better(candidate, value) and all(a.holds for a in audit_all(privacy, mechs)):
+        if np.isfinite(candidate) and better(candidate, value):
+            candidates.append((candidate, name, mechs))
+    best_first = sorted(candidates, key=lambda c: c[0], reverse=getattr(objective, "sense", "minimize") == "maximize")
+    for _, name, mechs in best_first:
+        if all(a.holds for a in audit_all(privacy, mechs)):
             return name, mechs
     return None
