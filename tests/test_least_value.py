@@ -106,3 +106,30 @@ def test_a_design_no_trivial_design_beats_is_kept_with_its_failure():
     assert result.status == "failed"  # no bound reported, and neither trivial design is better
     assert "trivial_design" not in result.solver
     np.testing.assert_allclose(result.matrices()["default"], rr)
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng, n, m: ExpectedLoss(rng.random((n, m)), prior=rng.dirichlet(np.ones(n))),
+    lambda rng, n, m: WorstCaseLoss(rng.random((n, m))),
+])
+def test_the_best_constant_design_beats_every_data_independent_design(make):
+    # a data-independent design's objective is linear (expected loss) or convex (worst case)
+    # in its one row, so the best is a vertex: checked against every one-hot row and against
+    # random rows
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        n, m = int(rng.integers(2, 7)), int(rng.integers(2, 7))
+        objective = bound_objective(make(rng, n, m), n, m)
+        best = objective.best_constant_rows(["default"], m)["default"]
+        value = objective.value({"default": np.tile(best, (n, 1))})
+        rows = list(np.eye(m)) + list(rng.dirichlet(np.ones(m), size=50))
+        assert all(value <= objective.value({"default": np.tile(r, (n, 1))}) + 1e-12 for r in rows)
+
+
+def test_the_marginal_errors_best_constant_design_keeps_each_contexts_distribution():
+    contexts = {"a": np.array([0.2, 0.3, 0.5]), "b": np.array([0.6, 0.4, 0.0])}
+    problem = Problem(inputs=3, contexts=contexts, objective=ProfileMarginalError(), privacy=[LDP(1.0)])
+    rows = problem.objective.best_constant_rows(problem.keys, 3)
+    assert problem.objective.value({k: np.tile(rows[k], (3, 1)) for k in problem.keys}) <= 1e-16
+    # a "distribution" that is not one offers nothing
+    assert ProfileMarginalError({"default": np.array([0.5, 0.6])}).best_constant_rows(["default"], 2) is None

@@ -69,6 +69,12 @@ class Objective:
         solver's duals prove only their round-off."""
         return -math.inf
 
+    def best_constant_rows(self, keys: list[str], n_outputs: int) -> dict[str, np.ndarray] | None:
+        """Per mechanism key, the output distribution of the data-independent design (every row
+        the same) that serves this objective best, or None when there is none to offer: a
+        candidate the problem tries when a solver's design is left short of a proof."""
+        return None
+
     def magnitude(self) -> float:
         """The size of the objective's coefficients (max |coefficient|; 1 when it has none).
 
@@ -253,6 +259,10 @@ class ExpectedLoss(Objective):
         total = math.fsum(terms)
         return total - 4 * np.finfo(float).eps * (math.fsum(abs(t) for t in terms) + abs(total))
 
+    def best_constant_rows(self, keys: list[str], n_outputs: int) -> dict[str, np.ndarray]:
+        """Each key's output of least expected loss, Σ_x W[x] L[x, y], with probability 1."""
+        return {k: np.eye(n_outputs)[int(np.argmin(self.cost(k).sum(axis=0)))] for k in keys}
+
     def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
         _check_keys(self.row_weights, keys, self._weights_key(None))
@@ -362,6 +372,22 @@ class WorstCaseLoss(Objective):
         """max_x min_y L[x, y]: every row's expected loss is at least its least entry (exact:
         no arithmetic)."""
         return float(self.loss.min(axis=1).max())
+
+    def best_constant_rows(self, keys: list[str], n_outputs: int) -> dict[str, np.ndarray] | None:
+        """The row r of least max_x Σ_y r_y L[x, y] (a mixture can beat every single output: a
+        small LP, min t s.t. L r <= t, r in the simplex); None if HiGHS does not solve it."""
+        from scipy.optimize import linprog
+
+        n = self.loss.shape[0]
+        cost = np.append(np.zeros(n_outputs), 1.0)
+        rows = np.hstack([self.loss, -np.ones((n, 1))])
+        simplex = np.append(np.ones(n_outputs), 0.0)[None, :]
+        found = linprog(cost, A_ub=rows, b_ub=np.zeros(n), A_eq=simplex, b_eq=[1.0],
+                        bounds=[(0, None)] * n_outputs + [(None, None)], method="highs")
+        if found.status != 0:
+            return None
+        row = np.clip(found.x[:n_outputs], 0.0, None)
+        return dict.fromkeys(keys, row / row.sum())
 
     def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
@@ -473,6 +499,17 @@ class ProfileMarginalError(Objective):
     def least_value(self) -> float:
         """0: a maximum of absolute values."""
         return 0.0
+
+    def best_constant_rows(self, keys: list[str], n_outputs: int) -> dict[str, np.ndarray]:
+        """Each key's own distribution λ (when it is one): the design whose rows are all λ keeps
+        λ K = λ, an error of 0."""
+        rows = {}
+        for k in keys:
+            lam = np.asarray(self.distributions.get(k, ()), float)
+            if lam.shape != (n_outputs,) or (lam < 0).any() or abs(math.fsum(lam) - 1.0) > 1e-9:
+                return None
+            rows[k] = lam / math.fsum(lam)
+        return rows
 
     def __repr__(self) -> str:
         name, text = _weights_text(self.distributions, "distribution", "distributions")

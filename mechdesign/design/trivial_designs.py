@@ -1,14 +1,15 @@
-"""The two designs every problem has without a solver: the data-independent one (every row the
-notions' neutral output distribution) and, when there are as many outputs as inputs, the
-identity.
+"""The designs every problem has without a solver: the data-independent one (every row the
+notions' neutral output distribution), the data-independent design that serves the objective
+best (the output of least expected loss; each context's own distribution for a marginal
+error), and, when there are as many outputs as inputs, the identity.
 
 Where a solver's design is left short of a proof (its gap above the tolerance), one of them can
-be better: an optimum of 0 reached by the data-independent design (a marginal error over the
-uniform distribution), or an information bound loose enough to allow the identity. A conic
-solver then returns a design of value 1e-10 whose duals prove 1e-10 less, and the status would
-be "failed" for a design that is optimal to round-off. :func:`better_trivial_design` offers the
-better of the two that is strictly better than the solver's design and passes every audit; the
-problem certifies it like any other design.
+be better: an optimum of 0 reached by a data-independent design (a marginal error), or an
+information bound loose enough to allow the identity. A solver then returns a design of value
+1e-10 whose duals prove 1e-10 less, and the status would be "failed" for a design that is
+optimal to round-off. :func:`better_trivial_design` offers the best of them that is strictly
+better than the solver's design and passes every audit; the problem certifies it like any
+other design.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ import numpy as np
 from mechdesign.privacy.certify import audit_all, neutral_row
 
 
-def trivial_designs(privacy, keys: list[str], n: int, m: int):
-    """(name, {key: matrix}) of the data-independent design and, for a square problem, the
-    identity; built one at a time."""
+def trivial_designs(privacy, keys: list[str], n: int, m: int, objective=None):
+    """(name, {key: matrix}) of the data-independent design, the objective's best constant
+    design (:meth:`~mechdesign.core.objectives.Objective.best_constant_rows`, when it offers
+    one) and, for a square problem, the identity; built one at a time."""
     yield "data-independent design", {k: np.tile(neutral_row(privacy, m), (n, 1)) for k in keys}
+    rows = None if objective is None else objective.best_constant_rows(keys, m)
+    if rows is not None:
+        yield "objective's best data-independent design", {k: np.tile(rows[k], (n, 1)) for k in keys}
     if n == m:
         yield "identity", {k: np.eye(n) for k in keys}
 
@@ -34,7 +39,7 @@ def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, v
     than ``value`` on which every notion's audit holds, as (name, matrices); None when there is
     none. Only designs better than ``value`` are audited (an audit of the solver's size each)."""
     candidates = []
-    for name, mechs in trivial_designs(privacy, keys, n, m):
+    for name, mechs in trivial_designs(privacy, keys, n, m, objective):
         try:
             candidate = float(objective.value(mechs))
         except Exception:  # noqa: BLE001 — an objective that needs more than matrices: no candidate
