@@ -555,3 +555,45 @@ def test_costs_divided_exactly_carry_no_scaling_allowance():
     scale = 2.0 ** 40
     assert not np.array_equal(tiny / scale * scale, tiny)  # (the premise: bits were lost)
     assert scaling_error(tiny / scale, tiny, scale) > 0.0
+
+
+#: four contexts' distributions over nine inputs (one mechanism each) under a min-entropy
+#: leakage of 0.0995 bits; the marginal error's optimum is 0 (each context's data-independent
+#: design with rows λ_s keeps λ_s and leaks nothing), and HiGHS reports 1.9e-11
+MIN_ENTROPY_CONTEXTS = {
+    "P0": [0.02383401761549814, 0.2675984066008961, 0.02788796683465967, 0.03970215097071408,
+           0.1432672900307456, 0.04663033361029812, 0.00633833617093283, 0.07242205491046251,
+           0.37231944325579297],
+    "P1": [0.0, 0.09690940430626648, 0.11100222621126327, 0.01508202231507315, 0.06424096441914162,
+           0.09577790531033258, 0.2182489265486643, 0.01364228172198229, 0.3850962691672763],
+    "P2": [1.5491341893114546e-10, 1.0020203599256208e-04, 8.7905009154139809e-04, 0.0,
+           2.3673354489680518e-01, 7.5205774932266400e-01, 7.3457072636342225e-04,
+           8.7429165377690288e-06, 9.4861398551822525e-03],
+    "P3": [0.00220800390266018, 0.05042139322618643, 0.01131539319625811, 0.4452476085741841,
+           0.04673569307325891, 0.06044096520969628, 0.31328816305650664, 0.00086011162577289,
+           0.06948266813547661],
+}
+
+
+def test_the_lp_bound_takes_the_objective_constant_from_the_program_not_from_the_solvers_value():
+    # the constant of c·x + d was taken as the program's value less HiGHS's objective: the two
+    # differ by 8e-11 at HiGHS's tolerances here, which lifted the "proven" bound to 5.7e-11,
+    # above a design of objective 1e-16
+    from mechdesign.core.limits import Limits
+    from mechdesign.core.objectives import ProfileMarginalError
+    from mechdesign.privacy.certify import audit_all
+    from mechdesign.privacy.information import MinEntropy
+    from mechdesign.solvers.convex_route import run_solver
+
+    contexts = {k: np.array(v) for k, v in MIN_ENTROPY_CONTEXTS.items()}
+    problem = Problem(inputs=9, contexts=contexts, objective=ProfileMarginalError(),
+                      privacy=[MinEntropy(0.09952991473528085)])
+    _, outcome = run_solver(problem.compile(scaled=True), "auto", False, Limits(None))
+    constant = {k: np.tile(lam, (9, 1)) for k, lam in contexts.items()}
+    value = problem.objective.value(constant)
+    assert value <= 1e-15
+    assert all(a.holds for a in audit_all(problem.privacy, constant))  # a private design of value 1e-16
+    assert outcome.proven_bound(value) <= value
+    result = problem.solve()
+    assert result.status == "optimal", result.message
+    assert result.objective <= 1e-15 and result.solver["bound"] <= result.objective

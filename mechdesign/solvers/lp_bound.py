@@ -216,6 +216,23 @@ class LPSnapshot:
                                             self.lower, self.upper) for s in (1.0, -1.0))
 
 
+def _objective_constant(data: dict) -> float | None:
+    """The constant d of the program's objective c·x + d in cvxpy's standard form (its
+    parameter program's), None when the data do not carry it. Not the program's value less
+    HiGHS's objective: the two are evaluated at a primal point that meets the rows only to
+    HiGHS's tolerances, and their difference (8e-11 on a marginal error of optimum 0) lifted the
+    'proven' bound above the optimum."""
+    program = data.get("param_prob")
+    if program is None:
+        return None
+    try:
+        constant = program.apply_parameters()[1]
+    except Exception:  # noqa: BLE001 — a parameter program of another shape: the fallback applies
+        return None
+    constant = np.asarray(constant, dtype=float)
+    return float(constant.reshape(-1)[0]) if constant.size == 1 and np.isfinite(constant).all() else None
+
+
 def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     """An :class:`LPSnapshot` from a cvxpy HiGHS solver-cache entry (solver, data, results);
     ``value`` is the program's reported optimum, which fixes the constant offset."""
@@ -239,7 +256,10 @@ def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     solution = results.get("solution")
     if status == "kOptimal" and solution is not None and solution.dual_valid:
         duals = np.asarray(solution.row_dual, dtype=float)
-        if value is not None and np.isfinite(value):
+        offset = _objective_constant(data)
+        if offset is None and value is not None and np.isfinite(value):
+            # no parameter program to read it from: the program's value less HiGHS's objective,
+            # which carries their difference at HiGHS's tolerances besides the constant
             offset = float(value) - float(results["info"].objective_function_value)
     elif status == "kInfeasible" and results.get("dual_ray") is not None:
         found = results["dual_ray"]
