@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.solvers.lp_bound import EPS, lagrangian_bound, propagate_box
+from mechdesign.solvers.lp_bound import EPS, lagrangian_bound, objective_constant, propagate_box
 
 #: 1/e rounded up: r <= q/e <= q·INV_E for q >= 0
 INV_E = float(np.nextafter(np.exp(-1.0), 1.0))
@@ -121,5 +121,7 @@ def conic_snapshot(problem, name: str) -> ConicSnapshot | None:
         return None
     if z.size != b.size or not np.all(np.isfinite(z)):
         return None
-    offset = float(problem.value) - primal
+    offset = objective_constant(data)
+    if offset is None:  # (less exact: the two values differ at the solver's tolerances too)
+        offset = float(problem.value) - primal
     return ConicSnapshot(c, A, b, int(dims.zero), int(dims.nonneg), int(dims.exp), offset, z)

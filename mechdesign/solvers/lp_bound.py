@@ -216,7 +216,7 @@ class LPSnapshot:
                                             self.lower, self.upper) for s in (1.0, -1.0))
 
 
-def _objective_constant(data: dict) -> float | None:
+def objective_constant(data: dict) -> float | None:
     """The constant d of the program's objective c·x + d in cvxpy's standard form (its
     parameter program's), None when the data do not carry it. Not the program's value less
     HiGHS's objective: the two are evaluated at a primal point that meets the rows only to
@@ -256,7 +256,7 @@ def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     solution = results.get("solution")
     if status == "kOptimal" and solution is not None and solution.dual_valid:
         duals = np.asarray(solution.row_dual, dtype=float)
-        offset = _objective_constant(data)
+        offset = objective_constant(data)
         if offset is None and value is not None and np.isfinite(value):
             # no parameter program to read it from: the program's value less HiGHS's objective,
             # which carries their difference at HiGHS's tolerances besides the constant
