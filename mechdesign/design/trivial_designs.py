@@ -46,7 +46,8 @@ def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, v
             return None
         if np.isfinite(candidate) and better(candidate, value):
             candidates.append((candidate, name, mechs))
-    best_first = sorted(candidates, key=lambda c: c[0], reverse=getattr(objective, "sense", "minimize") == "maximize")
+    maximised = getattr(objective, "sense", "minimize") == "maximize"
+    best_first = sorted(candidates, key=lambda c: c[0], reverse=maximised)
     for _, name, mechs in best_first:
         if all(a.holds for a in audit_all(privacy, mechs)):
             return name, mechs

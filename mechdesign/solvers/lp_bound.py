@@ -235,7 +235,8 @@ def objective_constant(data: dict) -> float | None:
 
 def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     """An :class:`LPSnapshot` from a cvxpy HiGHS solver-cache entry (solver, data, results);
-    ``value`` is the program's reported optimum, which fixes the constant offset."""
+    ``value`` is the program's reported optimum, which fixes the objective's constant only
+    when the data do not carry it (:func:`objective_constant`)."""
     try:
         _, data, results = cache_entry
         dims = data["dims"]
