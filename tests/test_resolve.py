@@ -120,7 +120,7 @@ def test_a_line_context_far_below_its_largest_cost_is_proven_to_a_tight_toleranc
     assert result.solver["gap"] <= 1e-7
 
 
-def test_an_optimum_of_zero_is_proven_by_the_no_privacy_floor():
+def test_an_optimum_of_zero_is_proven_by_the_objectives_least_value():
     # ε = 0 makes every row equal; column 0 costs nothing for any input, so the constant design
     # reporting 0 loses nothing and the optimum is 0
     n = 8

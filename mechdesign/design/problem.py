@@ -381,8 +381,8 @@ class Problem:
             better = better_trivial_design(self.privacy, self.keys, len(self.inputs), len(self.outputs),
                                            self.objective, value, self._strictly_better)
             if better is not None:
-                name, raw = better
-                record = {**unjudged, "trivial_design": f"the {name} (objective {self.objective.value(raw):.10g}) "
+                name, raw, objective = better
+                record = {**unjudged, "trivial_design": f"the {name} (objective {objective:.10g}) "
                                                       f"replaced the solver's design (objective {value:.10g})"}
                 mechs, audits, value, status, message = self._certified(raw, record, outcome, outcome.status)
         result = Result(
@@ -426,7 +426,9 @@ class Problem:
         bound is not within the gap tolerance (its residuals times the box add up on large
         programs; cones other than the exponential; a direction the box leaves unbounded)
         reports the solver's dual objective instead, marked not proven (``bound_kind``), and the
-        proven one as ``proven_bound``."""
+        proven one as ``proven_bound``. Every bound is at least the objective's least value
+        (:meth:`least_value`), which alone proves the gap when the value is within the
+        tolerance of it."""
         claimed, least = outcome.bound, self.least_value()
         if outcome.proof is not None:
             proven = float(np.fmax(outcome.proven_bound(value), least))  # (fmax: a NaN proof gives least)

@@ -34,10 +34,11 @@ def trivial_designs(privacy, keys: list[str], n: int, m: int, objective=None):
 
 
 def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, value: float,
-                          better: Callable[[float, float], bool]) -> tuple[str, dict] | None:
+                          better: Callable[[float, float], bool]) -> tuple[str, dict, float] | None:
     """The trivial design (:func:`trivial_designs`) of best objective among those ``better``
-    than ``value`` on which every notion's audit holds, as (name, matrices); None when there is
-    none. Only designs better than ``value`` are audited (an audit of the solver's size each)."""
+    than ``value`` on which every notion's audit holds, as (name, matrices, objective); None
+    when there is none. Only designs better than ``value`` are audited (an audit of the
+    solver's size each)."""
     candidates = []
     for name, mechs in trivial_designs(privacy, keys, n, m, objective):
         try:
@@ -48,7 +49,7 @@ def better_trivial_design(privacy, keys: list[str], n: int, m: int, objective, v
             candidates.append((candidate, name, mechs))
     maximised = getattr(objective, "sense", "minimize") == "maximize"
     best_first = sorted(candidates, key=lambda c: c[0], reverse=maximised)
-    for _, name, mechs in best_first:
+    for candidate, name, mechs in best_first:
         if all(a.holds for a in audit_all(privacy, mechs)):
-            return name, mechs
+            return name, mechs, candidate
     return None
