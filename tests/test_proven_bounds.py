@@ -597,3 +597,34 @@ def test_the_lp_bound_takes_the_objective_constant_from_the_program_not_from_the
     result = problem.solve()
     assert result.status == "optimal", result.message
     assert result.objective <= 1e-15 and result.solver["bound"] <= result.objective
+
+
+#: three contexts' distributions over eleven inputs under a mutual information of 1.02 bits
+MUTUAL_INFORMATION_CONTEXTS = {
+    "P0": [0.09481100313187564, 0.06318599403482152, 0.11600879552271326, 0.04950088522075925,
+           0.0719494389645955, 0.2924941124710405, 0.00674087012363654, 0.06808951234500578,
+           0.17894408254290559, 0.04518062281821908, 0.01309468282442724],
+    "P1": [0.09041710346148674, 0.09294857446903193, 0.1240988497428544, 0.07325828245043438,
+           0.08388416626841548, 0.16197959612924845, 0.0, 0.08318490651427046, 0.09493313694989786,
+           0.09221570134584073, 0.10307968266851945],
+    "P2": [0.00190796554273262, 0.03444557036944145, 0.04656987976999611, 0.17567830631500167,
+           0.1443823833913319, 0.17342962641370563, 0.0530667520219251, 0.0695047701566562,
+           0.16760582170844376, 0.08135506607385823, 0.0520538582369074],
+}
+
+
+def test_the_conic_bound_takes_the_objective_constant_from_the_program():
+    # the marginal error is a maximum of absolute values: its standard form has no constant
+    # term. The constant was the program's value less Clarabel's objective, 4.4e-11 here
+    from mechdesign.core.limits import Limits
+    from mechdesign.core.objectives import ProfileMarginalError
+    from mechdesign.privacy.information import MutualInformation
+    from mechdesign.solvers.conic_bound import ConicSnapshot
+    from mechdesign.solvers.convex_route import run_solver
+
+    contexts = {k: np.array(v) for k, v in MUTUAL_INFORMATION_CONTEXTS.items()}
+    problem = Problem(inputs=11, contexts=contexts, objective=ProfileMarginalError(),
+                      privacy=[MutualInformation(1.0211165440944778, contexts, prior_name="contexts")])
+    _, outcome = run_solver(problem.compile(scaled=True), "auto", False, Limits(None))
+    assert isinstance(outcome.proof, ConicSnapshot)
+    assert outcome.proof.offset == 0.0
