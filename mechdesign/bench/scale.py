@@ -137,6 +137,12 @@ def build(family: str, p: dict):
         return Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)],
                        objective=ExpectedLoss(metric.distances(dom), {"default": _prior(p, n)}),
                        name=f"{family}-{n}", gap_tolerance=gap)
+    if family == "airports":
+        n = int(p["n"])
+        dom, metric = Domain.from_points(*_airports(n)), Metric("haversine")
+        return Problem(inputs=dom, privacy=[MetricPrivacy(eps / AIRPORTS_KM, metric, dom)],
+                       objective=ExpectedLoss(metric.distances(dom), {"default": _prior(p, n)}),
+                       name=f"airports-{n}", gap_tolerance=gap)
     if family == "profile":
         P, C = int(p["profiles"]), int(p["categories"])
         rng = np.random.default_rng(int(p.get("seed", SEED)))
@@ -179,6 +185,26 @@ def reference(family: str, p: dict) -> dict:
         return {"kind": "<= k-ary RR's largest off-diagonal (Theorem 9)",
                 "value": 1.0 / (int(p["categories"]) - 1 + math.exp(eps))}
     return {}
+
+
+#: the distance unit of the ``airports`` family's ε, in km (about the median distance from an
+#: airport to its nearest neighbour: 8 km among the 1,500 nearest Dallas/Fort Worth)
+AIRPORTS_KM = 10.0
+
+
+def _airports(n: int) -> tuple[np.ndarray, list[str]]:
+    """The n US airports nearest Dallas/Fort Worth ([latitude, longitude] in degrees, and their
+    ICAO codes), from the data file shipped with the suite (``data/make_us_airports.py`` says how
+    it was made)."""
+    import csv
+    from importlib import resources
+
+    text = resources.files("mechdesign.bench").joinpath("data/us-airports-near-dfw.csv").read_text("utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    if not 1 <= n <= len(rows):
+        raise ValueError(f"the airports family has 1 to {len(rows)} locations, not {n}")
+    rows = rows[:n]
+    return np.array([[float(r["lat"]), float(r["lon"])] for r in rows]), [r["icao"] for r in rows]
 
 
 def _prior(p: dict, n: int) -> np.ndarray:
