@@ -455,22 +455,26 @@ def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form(threads
         assert rows == list(zip(*np.nonzero(reached)))  # in the order of (pair, output)
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3, 64])  # 64: more threads than bands of columns
+@pytest.mark.parametrize("tile", [16, 48, 128, 1024])  # many tiles below the diagonal … one tile
+@pytest.mark.parametrize("threads", [1, 2, 3, 64])  # 64: more threads than tiles
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])
-def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads):
+def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads, tile):
     # nearly singular blocks (products that barely decay down a column), moderate, and weakly
-    # coupled ones (products that vanish), with scales spanning orders of magnitude: the sum
-    # is the sum of the inverses of the factorised blocks L Lᵀ (what the solves use)
+    # coupled ones (products that vanish, so that a tile column stops early), with scales
+    # spanning orders of magnitude: the sum is the sum of the inverses of the factorised blocks
+    # L Lᵀ (what the solves use), whether a tile is summed by running products or, below the
+    # diagonal, as a matrix product
     from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
 
     rng = np.random.default_rng(11)
     m, g = 6, 150
     off = -coupling * (1.0 - 1e-3 * rng.random((m, g - 1)))
+    off[0, 60] = 0.0  # one output's chain cut in two: a ratio of 0 (a quotient would be infinite)
     scale = np.exp(rng.normal(size=(m, g)) * 2.0)
     diag, low = np.empty((m, g)), np.empty((m, g - 1))
     assert chain_cholesky(off, diag, low)
     total = np.full((g, g), 7.0)  # added to; the upper triangle left as it was
-    chain_inverse_sum(diag, low, scale, total, threads)
+    chain_inverse_sum(diag, low, scale, total, threads, tile=tile)
     expected = np.zeros((g, g))
     for y in range(m):
         factor = np.diag(diag[y]) + np.diag(low[y], -1)

@@ -277,10 +277,14 @@ def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.nda
 
 #: the columns of the chain's inverse sum that share one pass over a row's ratios
 CHAIN_BAND = 16
+#: the chain's inverse sum is worked in square tiles of this many rows and columns: the tiles on
+#: the diagonal by running products (:func:`_chain_diagonal_tiles`), every tile below them as one matrix
+#: product (a multiple of :data:`CHAIN_BAND`)
+CHAIN_TILE = 128
 
 
 def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, total: np.ndarray,
-                      threads: int | None = None) -> None:
+                      threads: int | None = None, tile: int = CHAIN_TILE) -> None:
     """total <- total + Σ_y D_y (L_y L_yᵀ)⁻¹ D_y in its lower triangle (the upper one is left as
     it was), from the bidiagonal factors of :func:`chain_cholesky` (diag (m, g), low (m, g − 1))
     and D_y = diag(scale[y]): the exact inverse of the factorised blocks, so that the coupling
@@ -291,18 +295,34 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
 
         X[i, j] = σ_i/(d_i d_j) · Π_{k=j}^{i−1} ρ_k,   σ_i = 1 + ρ_i² σ_{i+1}   (σ_last = 1),
 
-    sums of positive terms only (no cancellation). Each column of the sum then runs down the
-    rows as m running products, one multiply-add per output and entry, contiguous over the
-    outputs, and sixteen columns share each pass over a row's ratios: O(g² m) arithmetic in
-    O(g m) memory besides the sum. The bands of sixteen columns are independent: ``threads``
+    sums of positive terms only (no cancellation). The rows and columns are cut into tiles of
+    ``tile``. Within a tile on the diagonal each column runs down the rows as m running
+    products, one multiply-add per output and entry (:func:`_chain_diagonal_tiles`). Below the diagonal
+    the product splits at the tiles' edges: for i in tile I = [i₀, i₁) and j in tile J = [j₀,
+    j₁) with J before I,
+
+        D X D[i, j] = (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) · Π_{k=j₁}^{i₀−1} ρ_k · (s_j/d_j Π_{k=j}^{j₁−1} ρ_k),
+
+    products only (never a quotient, which a ρ of 0 would make infinite), so the tile's sum
+    over the outputs is one matrix product, (the first factors, each output's column times the
+    middle product) times the last factors' transpose: O(g² m) arithmetic as BLAS does it,
+    against the running products' memory-bound passes. A tile column stops once every
+    output's middle product has vanished. The tile columns are independent: ``threads``
     threads (default :func:`~mechdesign.core.threads.solver_threads`) take every
-    ``threads``-th band, so that each gets long and short columns alike."""
+    ``threads``-th one."""
     from mechdesign.core.threads import over, solver_threads
 
     start, rows, ratio = _chain_factors(diag, low, scale)
-    bands = -(-diag.shape[1] // CHAIN_BAND)
-    count = min(solver_threads() if threads is None else threads, bands)
-    over(lambda first: _chain_bands(start, rows, ratio, total, first, count), [(t,) for t in range(count)])
+    g = diag.shape[1]
+    tile = max(CHAIN_BAND, tile - tile % CHAIN_BAND)
+    tiles = -(-g // tile)
+    count = min(solver_threads() if threads is None else threads, tiles)
+    over(lambda first: _chain_diagonal_tiles(start, rows, ratio, total, tile, first, count),
+         [(t,) for t in range(count)])
+    if tiles > 1:
+        through = _chain_tile_factors(start, rows, ratio, tile)  # (start, rows now the tiles' factors)
+        over(lambda first: _chain_tiles_below(start, rows, through, total, tile, first, count),
+             [(t,) for t in range(count)])
 
 
 @njit(cache=True)
@@ -327,29 +347,87 @@ def _chain_factors(diag: np.ndarray, low: np.ndarray, scale: np.ndarray):
     return start, rows, ratio
 
 
+@njit(cache=True, nogil=True)
+def _flushed(v: float) -> float:
+    return v if abs(v) > 1e-290 else 0.0  # (never subnormal: slow)
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _chain_bands(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, total: np.ndarray, first: int,
-                 stride: int) -> None:
-    """The columns of bands first, first + stride, … of the chain's inverse sum (see
-    :func:`chain_inverse_sum`), added into ``total``'s lower triangle."""
+def _chain_diagonal_tiles(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, total: np.ndarray, tile: int,
+                          first: int, stride: int) -> None:
+    """The diagonal tiles first, first + stride, … of the chain's inverse sum (see
+    :func:`chain_inverse_sum`), added into ``total``'s lower triangle, by running products in
+    bands of :data:`CHAIN_BAND` columns."""
     g, m = start.shape
     width = CHAIN_BAND
     running = np.empty((width, m))
-    for j0 in range(first * width, g, stride * width):
-        jb = min(width, g - j0)
-        for b in range(jb):
-            running[b, :] = start[j0 + b, :]
-        for i in range(j0, g):
-            row, step = rows[i], ratio[i]
-            for b in range(min(jb, i - j0 + 1)):  # the columns begun by row i
-                column = running[b]
-                acc = 0.0
+    for t in range(first, -(-g // tile), stride):
+        end = min(g, (t + 1) * tile)
+        for j0 in range(t * tile, end, width):
+            jb = min(width, end - j0)
+            for b in range(jb):
+                running[b, :] = start[j0 + b, :]
+            for i in range(j0, end):
+                row, step = rows[i], ratio[i]
+                for b in range(min(jb, i - j0 + 1)):  # the columns begun by row i
+                    column = running[b]
+                    acc = 0.0
+                    for y in range(m):
+                        v = column[y]
+                        acc += row[y] * v
+                        column[y] = _flushed(v * step[y])
+                    total[i, j0 + b] += acc
+
+
+@njit(cache=True)
+def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, tile: int) -> np.ndarray:
+    """Turns ``rows`` into the first factors (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) and ``start`` into
+    the last (s_j/d_j Π_{k=j}^{j₁−1} ρ_k) of :func:`chain_inverse_sum`, in place, and returns
+    each tile's product through it, Π_{k=i₀}^{i₁−1} ρ_k, as a (tiles, m) array."""
+    g, m = start.shape
+    tiles = -(-g // tile)
+    through = np.empty((tiles, m))
+    for t in range(tiles):
+        lo, hi = t * tile, min(g, (t + 1) * tile)
+        for y in range(m):
+            p = 1.0
+            for i in range(lo, hi):
+                rows[i, y] *= p
+                p = _flushed(p * ratio[i, y])
+            through[t, y] = p
+            p = 1.0
+            for j in range(hi - 1, lo - 1, -1):
+                p = _flushed(p * ratio[j, y])
+                start[j, y] *= p
+    return through
+
+
+@njit(cache=True, nogil=True)
+def _chain_tiles_below(last: np.ndarray, first_factors: np.ndarray, through: np.ndarray, total: np.ndarray,
+                       tile: int, first: int, stride: int) -> None:
+    """The tiles below the diagonal in tile columns first, first + stride, … (see
+    :func:`chain_inverse_sum`), added into ``total``, one matrix product per tile."""
+    g, m = last.shape
+    tiles = through.shape[0]
+    middle = np.empty(m)
+    scaled = np.empty((tile, m))
+    for J in range(first, tiles - 1, stride):
+        j0, j1 = J * tile, min(g, (J + 1) * tile)
+        right = last[j0:j1].T
+        middle[:] = 1.0
+        for I in range(J + 1, tiles):
+            i0, i1 = I * tile, min(g, (I + 1) * tile)
+            for r in range(i1 - i0):
                 for y in range(m):
-                    v = column[y]
-                    acc += row[y] * v
-                    v *= step[y]
-                    column[y] = v if abs(v) > 1e-290 else 0.0  # (never subnormal: slow)
-                total[i, j0 + b] += acc
+                    scaled[r, y] = first_factors[i0 + r, y] * middle[y]
+            total[i0:i1, j0:j1] += np.dot(scaled[: i1 - i0], right)
+            alive = False
+            for y in range(m):
+                v = _flushed(middle[y] * through[I, y])
+                middle[y] = v
+                alive = alive or v != 0.0
+            if not alive:
+                break
 
 
 @njit(cache=True, nogil=True)
