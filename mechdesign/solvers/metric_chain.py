@@ -45,6 +45,10 @@ class BlockSystem:
         """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
         return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
 
+    def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
+        """out += H_y⁻¹ du for every output y, in place."""
+        out += self.apply_row(du)
+
 
 class ChainNewton(BlockSystem):
     """The Newton system at one iterate, for tridiagonal blocks: each block's bidiagonal
@@ -77,3 +81,9 @@ class ChainNewton(BlockSystem):
         out = np.empty_like(self.scale_rows)
         chain_solves(self.diag, self.low, self.scale_rows, np.ascontiguousarray(v), out)
         return out
+
+    def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
+        """out += H_y⁻¹ du for every output y, in one compiled pass down and up the rows."""
+        from mechdesign.solvers.metric_interior_kernels import chain_solves_row
+
+        chain_solves_row(self.diag, self.low, self.scale_rows, np.ascontiguousarray(du), out)

@@ -307,13 +307,17 @@ def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d
     rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
     du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v)))
-    dK = v + newton.apply_row(du)
-    return [dK, du, it.rows.slack(dK)]
+    newton.add_row(du, v)  # (v becomes dK)
+    return [v, du, it.rows.slack(v)]
 
 
 def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> np.ndarray:
-    """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`)."""
-    return t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
+    """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`), in two passes
+    over the entries and one over the rows."""
+    rhs = np.divide(t_K, it.K)
+    rhs -= r_d
+    it.rows.add_transpose_ratio(t_S, it.S, rhs)
+    return rhs
 
 
 def _refine(lp: _Reduced, it: _Iterate, newton: BlockSystem, rhs: np.ndarray, dK: np.ndarray, du: np.ndarray
@@ -324,7 +328,8 @@ def _refine(lp: _Reduced, it: _Iterate, newton: BlockSystem, rhs: np.ndarray, dK
     residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
     v = newton.apply(residual)
     correction = lp.invariant(scipy.linalg.cho_solve(newton.factor, -lp.row_sums(v)))
-    dK += v + newton.apply_row(correction)
+    newton.add_row(correction, v)
+    dK += v
     du += correction
 
 

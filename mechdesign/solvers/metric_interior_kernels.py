@@ -275,6 +275,29 @@ def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.nda
             out[i, y] = w * scale[i, y]
 
 
+@njit(cache=True, nogil=True)
+def chain_solves_row(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, du: np.ndarray, out: np.ndarray) -> None:
+    """out[:, y] += D_y (L_y L_yᵀ)⁻¹ D_y du for every output y: :func:`chain_solves` of one vector
+    for all outputs, added in place (no (g, m) right-hand side, no sum of its own)."""
+    g, m = diag.shape
+    work = np.empty((g, m))
+    for y in range(m):
+        work[0, y] = scale[0, y] * du[0] / diag[0, y]
+    for i in range(1, g):
+        for y in range(m):
+            work[i, y] = (scale[i, y] * du[i] - low[i - 1, y] * work[i - 1, y]) / diag[i, y]
+    previous = np.empty(m)
+    for y in range(m):
+        w = work[g - 1, y] / diag[g - 1, y]
+        previous[y] = w
+        out[g - 1, y] += w * scale[g - 1, y]
+    for i in range(g - 2, -1, -1):
+        for y in range(m):
+            w = (work[i, y] - low[i, y] * previous[y]) / diag[i, y]
+            previous[y] = w
+            out[i, y] += w * scale[i, y]
+
+
 #: the columns of the chain's inverse sum that share one pass over a row's ratios
 CHAIN_BAND = 16
 #: the chain's inverse sum is worked in square tiles of this many rows and columns: the tiles on
@@ -441,6 +464,21 @@ def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start
         low, high = K[a[r]], K[b[r]]
         for t in range(length[r]):
             out[k0 + t] = cr * high[y0 + t] - low[y0 + t]
+
+
+@njit(cache=True, nogil=True)
+def rows_transpose_ratio(numerator: np.ndarray, denominator: np.ndarray, a: np.ndarray, b: np.ndarray,
+                         c: np.ndarray, start: np.ndarray, first: np.ndarray, length: np.ndarray,
+                         out: np.ndarray) -> None:
+    """out += Gᵀ (numerator/denominator) over the working set's runs of rows (as in
+    :func:`rows_transpose`), the quotient taken on the fly."""
+    for r in range(start.size):
+        k0, y0, cr = start[r], first[r], c[r]
+        low, high = out[a[r]], out[b[r]]
+        for t in range(length[r]):
+            v = numerator[k0 + t] / denominator[k0 + t]
+            low[y0 + t] -= v
+            high[y0 + t] += cr * v
 
 
 @njit(cache=True, nogil=True)

@@ -103,6 +103,12 @@ class Rows:
         rows_transpose(values, *self.runs, out)
         return out
 
+    def add_transpose_ratio(self, numerator: np.ndarray, denominator: np.ndarray, out: np.ndarray) -> None:
+        """out += Gᵀ (numerator/denominator) on the rows, in place (one pass, no temporaries)."""
+        from mechdesign.solvers.metric_interior_kernels import rows_transpose_ratio
+
+        rows_transpose_ratio(numerator, denominator, *self.runs, out)
+
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The tridiagonal blocks Gᵀ diag(weights) G of a chain (every pair joins neighbours):
         their diagonals (outputs, inputs) and off-diagonals (outputs, inputs − 1)."""
