@@ -282,7 +282,8 @@ def test_an_approximate_run_stops_within_its_tolerance_and_brackets_the_optimum(
 def test_a_lazy_lp_that_fails_leaves_the_rays_design_not_the_dense_lp(monkeypatch):
     """Rays that stall hand over to the lazy-pairs LP; when that LP ends without an optimum the
     rays' certified design is kept with its proven bound (and the trouble is in the path),
-    instead of the whole problem falling through to the dense LP."""
+    instead of the whole problem falling through to the dense LP; a better design without a
+    solver (the remapped exponential mechanism) may replace it."""
     from mechdesign.solvers.contexts import ContextSolution
     from mechdesign.solvers.highs_model import SolverDeclined
 
@@ -307,8 +308,11 @@ def test_a_lazy_lp_that_fails_leaves_the_rays_design_not_the_dense_lp(monkeypatc
     assert result.solver["name"].startswith("HiGHS Dantzig-Wolfe (cone rays)")
     assert any("ended Unknown (test)" in step for step in result.solver["path"])
     assert result.holds and result.status != "optimal"
-    assert result.objective == pytest.approx(value * problem.objective.magnitude(), rel=1e-9)
-    assert result.solver["bound"] <= optimum <= result.objective
+    # the rays' constant design is kept, unless a design every metric problem has is better:
+    # here the remapped exponential mechanism, which then replaces it (and says so)
+    assert "remapped exponential mechanism" in result.solver["trivial_design"]
+    assert optimum <= result.objective < value * problem.objective.magnitude()
+    assert result.solver["bound"] <= optimum
 
 
 def test_pricing_order_is_a_permutation_that_does_not_change_the_optimum():

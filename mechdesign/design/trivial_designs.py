@@ -1,15 +1,18 @@
 """The designs every problem has without a solver: the data-independent one (every row the
 notions' neutral output distribution), the data-independent design that serves the objective
 best (the output of least expected loss; each context's own distribution for a marginal
-error), and, when there are as many outputs as inputs, the identity.
+error), for a single ε·d-privacy notion the exponential mechanism with the best remap of its
+reports (:mod:`~mechdesign.design.exponential_baseline`), and, when there are as many outputs as
+inputs, the identity.
 
 Where a solver's design is left short of a proof (its gap above the tolerance), one of them can
-be better: an optimum of 0 reached by a data-independent design (a marginal error), or an
-information bound loose enough to allow the identity. A solver then returns a design of value
+be better. An optimum of 0 reached by a data-independent design (a marginal error), or an
+information bound loose enough to allow the identity: a solver then returns a design of value
 1e-10 whose duals prove 1e-10 less, and the status would be "failed" for a design that is
-optimal to round-off. :func:`better_trivial_design` offers the best of them that is strictly
-better than the solver's design and passes every audit; the problem certifies it like any
-other design.
+optimal to round-off. Or a problem so large that its solver's first round has not finished at
+the time limit (1,500 locations): its design is then hardly better than a data-independent one.
+:func:`better_trivial_design` offers the best of them that is strictly better than the solver's
+design and passes every audit; the problem certifies it like any other design.
 """
 
 from __future__ import annotations
@@ -18,17 +21,22 @@ from typing import Callable
 
 import numpy as np
 
+from mechdesign.design.exponential_baseline import remapped_exponential
 from mechdesign.privacy.certify import audit_all, neutral_row
 
 
 def trivial_designs(privacy, keys: list[str], n: int, m: int, objective=None):
     """(name, {key: matrix}) of the data-independent design, the objective's best constant
     design (:meth:`~mechdesign.core.objectives.Objective.best_constant_rows`, when it offers
-    one) and, for a square problem, the identity; built one at a time."""
+    one), the remapped exponential mechanism (for a single ε·d-privacy notion) and, for a
+    square problem, the identity; built one at a time."""
     yield "data-independent design", {k: np.tile(neutral_row(privacy, m), (n, 1)) for k in keys}
     rows = None if objective is None else objective.best_constant_rows(keys, m)
     if rows is not None:
         yield "objective's best data-independent design", {k: np.tile(rows[k], (n, 1)) for k in keys}
+    remapped = remapped_exponential(privacy, keys, n, m, objective)
+    if remapped is not None:
+        yield "remapped exponential mechanism", remapped
     if n == m:
         yield "identity", {k: np.eye(n) for k in keys}
 
