@@ -251,7 +251,7 @@ def test_scale_quick_every_instance_isolated_certified_and_fitted(out):
     data = quick("scale", out, make_executor(workers=2))
     assert data["all_checks_hold"]
     rows = data["results"]["instances"]
-    assert {r["family"] for r in rows} == {"ldp", "dline", "grid", "profile", "coupling", "coupling2d"}
+    assert {r["family"] for r in rows} == {"ldp", "dline", "grid", "airports", "profile", "coupling", "coupling2d"}
     for r in rows:
         assert r["status"] == "optimal" and r["certificate_holds"]
         assert r["isolation"]["peak_rss_mb"] > 0 and r["total_seconds"] > 0

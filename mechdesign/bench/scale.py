@@ -11,6 +11,9 @@ family         instance                                                        s
                (at 10,000 also ε = 0.5 and 2, and a Zipf(1.1) prior)
 ``grid``       geo-indistinguishability on an r×r unit grid, Euclidean d and   5×5 … 40×40
                loss, uniform prior (40×40: ``gap_tolerance = 0.05``)
+``airports``   geo-indistinguishability on the n US airports nearest Dallas/    n = 100 … 1,500
+               Fort Worth (real locations, shipped with the suite), haversine
+               (km), ε per 10 km, loss the distance, uniform prior
 ``profile``    (G, ε)-profile privacy, a chain of P random Dirichlet(1)        10×5 … 100×50
                profiles over C categories (seed 0), max off-diagonal objective
 ``coupling``   optimal W1 coupling of two Dirichlet(1) distributions on the    10^3 … 10^6 points
@@ -30,7 +33,7 @@ solve + certificate), compile time, solve time, objective, the solver's relative
 certificate holds, peak memory (the process's peak RSS during the call, and its increase over
 the interpreter with the modules loaded), and an independent reference where one is cheap
 (k-ary RR's loss for LDP, the closed-form optimum for d-privacy on a line, the planar
-geometric's loss on grids, k-ary RR's largest off-diagonal for profiles, the closed-form W1 for
+geometric's loss on grids, the remapped exponential mechanism's loss on the airports, k-ary RR's largest off-diagonal for profiles, the closed-form W1 for
 couplings on the line; POT's ``emd2`` on the same plane instances up to 10^4 points where
 POT is installed, else the Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family,
 the growth exponent b of time ∝ size^b is fitted by least squares on the finished sizes
@@ -72,6 +75,7 @@ FULL = {
     "dline": [{"n": n} for n in (200, 500, 1000, 2000, 5000, 10_000)]
     + [{"n": 10_000, "epsilon": 0.5}, {"n": 10_000, "epsilon": 2.0}, {"n": 10_000, "prior": "zipf"}],
     "grid": [{"rows": r} for r in (5, 10, 20)] + [{"rows": 40, "gap_tolerance": 0.05}],
+    "airports": [{"n": n} for n in (100, 300, 1500)],
     "profile": [{"profiles": p, "categories": c} for p, c in ((10, 5), (25, 12), (50, 25), (100, 50))],
     "coupling": [{"n": n} for n in (10**3, 10**4, 10**5, 10**6)],
     "coupling2d": [{"n": n} for n in (10**3, 10**4, 3 * 10**4, 10**5)],
@@ -80,6 +84,7 @@ QUICK = {
     "ldp": [{"k": 10}, {"k": 20}],
     "dline": [{"n": 20}, {"n": 50}],
     "grid": [{"rows": 3}, {"rows": 4}],
+    "airports": [{"n": 8}, {"n": 16}],
     "profile": [{"profiles": 4, "categories": 3}, {"profiles": 8, "categories": 4}],
     "coupling": [{"n": 10**3}, {"n": 10**4}],
     "coupling2d": [{"n": 200}, {"n": 500}],
@@ -89,7 +94,7 @@ QUICK = {
 def size_of(family: str, p: dict) -> float:
     """The size measure the growth exponent is fitted against."""
     return {"ldp": lambda: p["k"], "dline": lambda: p["n"], "grid": lambda: p["rows"] ** 2,
-            "profile": lambda: p["profiles"] * p["categories"] ** 2, "coupling": lambda: p["n"],
+            "airports": lambda: p["n"], "profile": lambda: p["profiles"] * p["categories"] ** 2, "coupling": lambda: p["n"],
             "coupling2d": lambda: p["n"]}[family]()
 
 
@@ -106,7 +111,7 @@ def label_of(family: str, p: dict) -> str:
 
 def _base_label(family: str, p: dict) -> str:
     return {"ldp": lambda: f"k = {p['k']}", "dline": lambda: f"n = {p['n']}",
-            "grid": lambda: f"{p['rows']}×{p['rows']}",
+            "grid": lambda: f"{p['rows']}×{p['rows']}", "airports": lambda: f"{p['n']:,} airports",
             "profile": lambda: f"{p['profiles']} profiles × {p['categories']} categories",
             "coupling": lambda: f"n = {p['n']:,}", "coupling2d": lambda: f"n = {p['n']:,} (plane)"}[family]()
 
@@ -181,6 +186,13 @@ def reference(family: str, p: dict) -> dict:
 
         K = planar_geometric(problem.inputs, eps).matrix
         return {"kind": "<= planar geometric's loss", "value": problem.objective.value({"default": K})}
+    if family == "airports":
+        from mechdesign.design.exponential_baseline import remapped_exponential
+
+        problem = build(family, p)
+        n = len(problem.inputs)
+        K = remapped_exponential(problem.privacy, problem.keys, n, n, problem.objective)["default"]
+        return {"kind": "<= the remapped exponential mechanism's loss", "value": problem.objective.value({"default": K})}
     if family == "profile":
         return {"kind": "<= k-ary RR's largest off-diagonal (Theorem 9)",
                 "value": 1.0 / (int(p["categories"]) - 1 + math.exp(eps))}
@@ -364,7 +376,7 @@ def run(ctx: Context) -> Report:
     for fam in families:
         done = [r for r in rows if r["family"] == fam and r.get("total_seconds") is not None
                 and not is_variant(r["parameters"])]
-        exponents[fam] = {"size_measure": {"ldp": "k", "dline": "n", "grid": "cells", "profile": "P·C²",
+        exponents[fam] = {"size_measure": {"ldp": "k", "dline": "n", "grid": "cells", "airports": "n", "profile": "P·C²",
                                            "coupling": "points", "coupling2d": "points"}[fam],
                           "exponent": fit_exponent([r["size"] for r in done], [r["total_seconds"] for r in done]),
                           "finished": len(done)}

@@ -17,7 +17,7 @@ problem = build("airports", {"n": n, "prior": prior, "gap_tolerance": tolerance,
 start = time.perf_counter()
 result = problem.solve(time_limit=limit)
 print(json.dumps({"n": n, "prior": prior, "epsilon": epsilon, "gap_tolerance": tolerance,
-                  "time_limit": limit, "status": str(result.status),
+                  "time_limit": limit, "status": str(result.status), "objective": result.objective,
                   "seconds": time.perf_counter() - start, "gap": result.solver.get("gap"),
                   "certificate_holds": result.holds,
                   "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
