@@ -325,6 +325,13 @@ def test_a_line_gets_the_tridiagonal_system_and_it_equals_the_dense_one():
     chain, dense = ChainNewton(run.lp, run.it), DenseNewton(run.lp, run.it)
     v = np.random.default_rng(0).normal(size=run.it.K.shape)
     assert np.allclose(chain.apply(v), dense.apply(v), rtol=1e-9, atol=1e-12 * np.abs(dense.apply(v)).max())
+    du = np.random.default_rng(2).normal(size=run.it.K.shape[0])  # one vector for every output, added
+    added = [v.copy(), v.copy()]
+    chain.add_row(du, added[0])
+    dense.add_row(du, added[1])
+    expected = v + dense.apply(np.repeat(du[:, None], v.shape[1], axis=1))
+    assert np.allclose(added[1], expected, rtol=0, atol=0)
+    assert np.allclose(added[0], expected, rtol=1e-9, atol=1e-12 * np.abs(expected).max())
     lower = [np.tril(newton.factor[0]) for newton in (chain, dense)]
     assert np.allclose(lower[0] @ lower[0].T, lower[1] @ lower[1].T, rtol=1e-9)
     shuffled = MetricInteriorPoint(cost[::-1], (13 - notion.i, 13 - notion.j, notion.d), 0.5)
@@ -511,7 +518,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     # shrink the residual of H_y dK_y = rhs_y + du (H applied as a product) and keep Σ_y dK = r_p
     from mechdesign.solvers.metric_chain import ChainNewton
     from mechdesign.solvers.metric_dense import DenseNewton
-    from mechdesign.solvers.metric_interior import _refine, _solve
+    from mechdesign.solvers.metric_interior import _blocks_rhs, _refine, _solve
 
     cost, d, notion = _instance(kind, 0.1, "zipf", "squared")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.1, tol=1e-6)
@@ -523,6 +530,10 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     r_p = 1.0 - it.K.sum(axis=1)
     t_K, t_S = -it.K * it.mu, -it.S * it.lam
     rhs = t_K / it.K + it.rows.transpose(t_S / it.S) - r_d
+    # the same sums in another order: equal to round-off in the terms summed (the rows' terms
+    # reach 200 here against entries below 1)
+    terms = np.abs(t_K / it.K).max() + 2 * lp.coef.max() * np.abs(t_S / it.S).max() + np.abs(r_d).max()
+    assert np.allclose(_blocks_rhs(it, r_d, t_K, t_S), rhs, rtol=0, atol=1e-14 * terms)
     newton = (ChainNewton if lp.chain else DenseNewton)(lp, it)
     residuals = []
     for refine in (False, True):

@@ -33,11 +33,12 @@ solve + certificate), compile time, solve time, objective, the solver's relative
 certificate holds, peak memory (the process's peak RSS during the call, and its increase over
 the interpreter with the modules loaded), and an independent reference where one is cheap
 (k-ary RR's loss for LDP, the closed-form optimum for d-privacy on a line, the planar
-geometric's loss on grids, the remapped exponential mechanism's loss on the airports, k-ary RR's largest off-diagonal for profiles, the closed-form W1 for
-couplings on the line; POT's ``emd2`` on the same plane instances up to 10^4 points where
-POT is installed, else the Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family,
-the growth exponent b of time ∝ size^b is fitted by least squares on the finished sizes
-(size = k, n, cells, P·C², points), on the instances at ε = 1 with the family's own prior
+geometric's loss on grids, the remapped exponential mechanism's loss on the airports, k-ary
+RR's largest off-diagonal for profiles, the closed-form W1 for couplings on the line; POT's
+``emd2`` on the same plane instances up to 10^4 points where POT is installed, else the
+Kantorovich–Rubinstein bound ‖E_λ x − E_μ y‖ <= W1). Per family, the growth exponent b of
+time ∝ size^b is fitted by least squares on the finished sizes (size = k, n, cells, n, P·C²,
+points), on the instances at ε = 1 with the family's own prior
 (the variants at other ε or priors are recorded and checked beside them).
 
 For timings on a shared machine run with ``--workers 1`` (one instance at a time).
@@ -94,8 +95,8 @@ QUICK = {
 def size_of(family: str, p: dict) -> float:
     """The size measure the growth exponent is fitted against."""
     return {"ldp": lambda: p["k"], "dline": lambda: p["n"], "grid": lambda: p["rows"] ** 2,
-            "airports": lambda: p["n"], "profile": lambda: p["profiles"] * p["categories"] ** 2, "coupling": lambda: p["n"],
-            "coupling2d": lambda: p["n"]}[family]()
+            "airports": lambda: p["n"], "profile": lambda: p["profiles"] * p["categories"] ** 2,
+            "coupling": lambda: p["n"], "coupling2d": lambda: p["n"]}[family]()
 
 
 def is_variant(p: dict) -> bool:
@@ -192,7 +193,8 @@ def reference(family: str, p: dict) -> dict:
         problem = build(family, p)
         n = len(problem.inputs)
         K = remapped_exponential(problem.privacy, problem.keys, n, n, problem.objective)["default"]
-        return {"kind": "<= the remapped exponential mechanism's loss", "value": problem.objective.value({"default": K})}
+        return {"kind": "<= the remapped exponential mechanism's loss",
+                "value": problem.objective.value({"default": K})}
     if family == "profile":
         return {"kind": "<= k-ary RR's largest off-diagonal (Theorem 9)",
                 "value": 1.0 / (int(p["categories"]) - 1 + math.exp(eps))}
@@ -376,8 +378,8 @@ def run(ctx: Context) -> Report:
     for fam in families:
         done = [r for r in rows if r["family"] == fam and r.get("total_seconds") is not None
                 and not is_variant(r["parameters"])]
-        exponents[fam] = {"size_measure": {"ldp": "k", "dline": "n", "grid": "cells", "airports": "n", "profile": "P·C²",
-                                           "coupling": "points", "coupling2d": "points"}[fam],
+        exponents[fam] = {"size_measure": {"ldp": "k", "dline": "n", "grid": "cells", "airports": "n",
+                                           "profile": "P·C²", "coupling": "points", "coupling2d": "points"}[fam],
                           "exponent": fit_exponent([r["size"] for r in done], [r["total_seconds"] for r in done]),
                           "finished": len(done)}
     inputs = {"families": families, "epsilon": EPSILON, "seed": SEED,

@@ -24,8 +24,8 @@ def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
 class BlockSystem:
     """What the Newton systems of the interior point share: the weights they were built from
     (:meth:`weigh`), ``scale`` (m, g), the blocks' diagonal scaling, ``apply(v)`` (H_y⁻¹ v[:, y]
-    for every output) and, from it, :meth:`apply_row`; :meth:`multiply`, H_y v[:, y] as a
-    product."""
+    for every output) and, from it, :meth:`apply_row` and :meth:`add_row`; :meth:`multiply`,
+    H_y v[:, y] as a product."""
 
     scale: np.ndarray
 

@@ -301,8 +301,8 @@ def chain_solves_row(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, du: n
 #: the columns of the chain's inverse sum that share one pass over a row's ratios
 CHAIN_BAND = 16
 #: the chain's inverse sum is worked in square tiles of this many rows and columns: the tiles on
-#: the diagonal by running products (:func:`_chain_diagonal_tiles`), every tile below them as one matrix
-#: product (a multiple of :data:`CHAIN_BAND`)
+#: the diagonal by running products (:func:`_chain_diagonal_tiles`), every tile below them as one
+#: matrix product (a multiple of :data:`CHAIN_BAND`)
 CHAIN_TILE = 128
 
 
@@ -324,7 +324,8 @@ def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, tota
     the product splits at the tiles' edges: for i in tile I = [i₀, i₁) and j in tile J = [j₀,
     j₁) with J before I,
 
-        D X D[i, j] = (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) · Π_{k=j₁}^{i₀−1} ρ_k · (s_j/d_j Π_{k=j}^{j₁−1} ρ_k),
+        D X D[i, j] = (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k)
+                      · Π_{k=j₁}^{i₀−1} ρ_k · (s_j/d_j Π_{k=j}^{j₁−1} ρ_k),
 
     products only (never a quotient, which a ρ of 0 would make infinite), so the tile's sum
     over the outputs is one matrix product, (the first factors, each output's column times the
