@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: reports whose best outputs are found at once (the sums for a chunk take REMAP_CHUNK × |Y|)
+REMAP_CHUNK = 512
+
 
 def metric_notion(privacy):
     """The single ε·d-privacy notion of ``privacy`` (bound to its metric and domain), or None
@@ -54,8 +57,11 @@ def remapped_exponential(privacy, keys: list[str], n: int, m: int, objective) ->
         return {k: E for k in keys} if n == m else None
     designs = {}
     for k in keys:
+        C = np.asarray(cost(k), dtype=float)
+        # the best output of each report z, Σ_x E[x, z] C[x, y] least, for reports in chunks
+        # (never the whole |X| × |Y| matrix of these sums beside E and the design)
+        best = np.concatenate([np.argmin(E[:, z:z + REMAP_CHUNK].T @ C, axis=1) for z in range(0, n, REMAP_CHUNK)])
         remapped = np.zeros((n, m))
-        best = np.argmin(E.T @ np.asarray(cost(k), dtype=float), axis=1)  # (z, y): Σ_x E[x, z] C[x, y]
         for y in np.unique(best):
             remapped[:, y] = E[:, best == y].sum(axis=1)
         designs[k] = remapped
