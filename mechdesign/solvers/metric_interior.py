@@ -150,9 +150,8 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
                       outputs: int | None = None) -> float:
     """The seconds one iteration's factorisations would take on ``cost``'s inputs and outputs
     (or on ``outputs`` of them: one per orbit),
-    timed on one and on three outputs' blocks on one thread, a chain's on 16 and 48 (their
-    difference over the outputs between: the per-output time without the fixed costs, after a
-    warm-up on tiny blocks), multiplied by
+    timed on one and on three outputs' blocks on one thread (their difference over two: the
+    per-output time without the fixed costs, after a warm-up on tiny blocks), multiplied by
     the outputs and divided by the threads that share them (:func:`solver_threads`): an
     iteration cannot be interrupted, so the turns let the other method run this long before
     its first one. Raises :class:`SolverDeclined` when its arrays would not fit in memory
