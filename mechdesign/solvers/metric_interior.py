@@ -166,28 +166,20 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     if chain:
         from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
 
-        sums = {}  # the |X|² sum, allocated outside the timings (its pages cost more than the products)
-
         def run(k: int, size: int) -> None:
-            total = sums.setdefault(size, np.zeros((size, size)))
-            chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), total)
+            chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), np.zeros((size, size)))
     else:
         def run(k: int, size: int) -> None:
             none = np.zeros(0, dtype=np.intp)
             factors_and_inverse_sum(np.zeros(0), none, none, np.zeros(0), none, np.full((size, k), 2.0), threads=1)
-    # a chain's outputs are summed as matrix products, whose cost per output shows only over
-    # many outputs
-    few, more = (16, 48) if chain else (1, 3)
     with one_blas_thread():
         run(1, 2)  # compiled code loaded, LAPACK warmed
-        if chain:
-            run(1, max(g, 2))  # (the sum's pages touched)
         seconds = []
-        for k in (few, more):
+        for k in (1, 3):
             start = time.perf_counter()
             run(k, max(g, 2))
             seconds.append(time.perf_counter() - start)
-    per_output = max((seconds[1] - seconds[0]) / (more - few), seconds[1] / more / 4)  # (round-off of the clock)
+    per_output = max((seconds[1] - seconds[0]) / 2, seconds[1] / 3 / 4)  # (round-off of the clock)
     return m * per_output / (1 if chain else min(solver_threads(), m))  # the outputs' ranges run at once
 
 
