@@ -17,6 +17,7 @@ design offered instead; its audit decides, as for every design.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 #: reports whose best outputs are found at once (the sums for a chunk take REMAP_CHUNK × |Y|)
 REMAP_CHUNK = 512
@@ -34,13 +35,17 @@ def metric_notion(privacy):
     return notion if notion.metric is not None and notion.domain is not None else None
 
 
-def exponential_mechanism(notion) -> np.ndarray:
-    """E[x, z] over the notion's inputs, e^{−ε d/2} normalised per row (each row's largest term is
-    1, so nothing underflows to an all-zero row)."""
-    d = np.asarray(notion.metric.distances(notion.domain), dtype=float)
-    exponent = -0.5 * notion.epsilon * d
-    weights = np.exp(exponent - exponent.max(axis=1, keepdims=True))
+def exponential_weights(d: np.ndarray, epsilon: float) -> np.ndarray:
+    """E[x, z] = e^{−ε d(x, z)/2} normalised per row, from the distances ``d`` (each row's
+    largest term is 1 before the normalisation, so nothing underflows to an all-zero row)."""
+    logits = -0.5 * epsilon * np.asarray(d, dtype=float)
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
     return weights / weights.sum(axis=1, keepdims=True)
+
+
+def exponential_mechanism(notion) -> np.ndarray:
+    """E over the notion's inputs (:func:`exponential_weights` of its metric's distances)."""
+    return exponential_weights(notion.metric.distances(notion.domain), notion.epsilon)
 
 
 def remapped_exponential(privacy, keys: list[str], n: int, m: int, objective) -> dict | None:
@@ -61,8 +66,6 @@ def remapped_exponential(privacy, keys: list[str], n: int, m: int, objective) ->
         # the best output of each report z, Σ_x E[x, z] C[x, y] least, for reports in chunks
         # (never the whole |X| × |Y| matrix of these sums beside E and the design)
         best = np.concatenate([np.argmin(E[:, z:z + REMAP_CHUNK].T @ C, axis=1) for z in range(0, n, REMAP_CHUNK)])
-        remapped = np.zeros((n, m))
-        for y in np.unique(best):
-            remapped[:, y] = E[:, best == y].sum(axis=1)
-        designs[k] = remapped
+        remap = sp.csr_matrix((np.ones(n), (np.arange(n), best)), shape=(n, m))  # report z -> output best[z]
+        designs[k] = np.asarray((remap.T @ E.T).T)  # E R, as a sparse product
     return designs

@@ -17,6 +17,7 @@ from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
+from mechdesign.design.exponential_baseline import exponential_weights
 from mechdesign.privacy.base import check_epsilon
 from mechdesign.privacy.metric import MetricPrivacy
 
@@ -101,10 +102,6 @@ def exponential(domain: int | Domain, metric: Metric | str, epsilon: float) -> M
     domain = Domain.coerce(domain)
     metric = Metric(metric) if isinstance(metric, str) else metric
     eps = check_epsilon(epsilon)
-    d = metric.distances(domain)
-    logits = -0.5 * eps * d
-    logits = logits - logits.max(axis=1, keepdims=True)
-    k = np.exp(logits)
-    k = k / k.sum(axis=1, keepdims=True)
+    k = exponential_weights(metric.distances(domain), eps)
     return Mechanism(k, domain, domain, claims=[MetricPrivacy(eps, metric, domain)],
                      name=f"exponential(ε={eps:g}, d={metric.kind})", validate=False)
