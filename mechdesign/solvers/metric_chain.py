@@ -84,6 +84,6 @@ class ChainNewton(BlockSystem):
 
     def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
         """out += H_y⁻¹ du for every output y, in one compiled pass down and up the rows."""
-        from mechdesign.solvers.metric_interior_kernels import chain_solves_row
+        from mechdesign.solvers.metric_interior_kernels import chain_solves
 
-        chain_solves_row(self.diag, self.low, self.scale_rows, np.ascontiguousarray(du), out)
+        chain_solves(self.diag, self.low, self.scale_rows, np.ascontiguousarray(du[:, None]), out, True)

@@ -250,52 +250,33 @@ def chain_cholesky(off: np.ndarray, diag: np.ndarray, low: np.ndarray) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
-    """out[:, y] <- D_y (L_y L_yᵀ)⁻¹ D_y v[:, y] for every output y, from the bidiagonal factors
-    of :func:`chain_cholesky` given transposed, diag (g, m) and low (g − 1, m), and the blocks'
-    scaling D_y = diag(scale[:, y]) given transposed too (g, m): the substitutions run down and
-    up the rows with the outputs innermost, so that every access is contiguous, and the scalings
-    ride along the first and the last pass (the back substitution keeps its row of unscaled
-    values in ``previous``)."""
+def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.ndarray, out: np.ndarray,
+                 add: bool = False) -> None:
+    """out[:, y] <- D_y (L_y L_yᵀ)⁻¹ D_y v[:, y] for every output y (``add``: out[:, y] += …), from
+    the bidiagonal factors of :func:`chain_cholesky` given transposed, diag (g, m) and low
+    (g − 1, m), and the blocks' scaling D_y = diag(scale[:, y]) given transposed too (g, m). A
+    ``v`` of one column, (g, 1), is the right-hand side of every output. The substitutions run
+    down and up the rows with the outputs innermost, so that every access is contiguous, and
+    the scalings ride along the first and the last pass (the back substitution keeps its row of
+    unscaled values in ``previous``; the forward one writes into ``out`` unless it adds)."""
     g, m = diag.shape
+    wide = 1 if v.shape[1] > 1 else 0  # (one column: the same right-hand side for every output)
+    work = np.empty_like(out) if add else out
     for y in range(m):
-        out[0, y] = scale[0, y] * v[0, y] / diag[0, y]
+        work[0, y] = scale[0, y] * v[0, y * wide] / diag[0, y]
     for i in range(1, g):
         for y in range(m):
-            out[i, y] = (scale[i, y] * v[i, y] - low[i - 1, y] * out[i - 1, y]) / diag[i, y]
-    previous = np.empty(m)
-    for y in range(m):
-        w = out[g - 1, y] / diag[g - 1, y]
-        previous[y] = w
-        out[g - 1, y] = w * scale[g - 1, y]
-    for i in range(g - 2, -1, -1):
-        for y in range(m):
-            w = (out[i, y] - low[i, y] * previous[y]) / diag[i, y]
-            previous[y] = w
-            out[i, y] = w * scale[i, y]
-
-
-@njit(cache=True, nogil=True)
-def chain_solves_row(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, du: np.ndarray, out: np.ndarray) -> None:
-    """out[:, y] += D_y (L_y L_yᵀ)⁻¹ D_y du for every output y: :func:`chain_solves` of one vector
-    for all outputs, added in place (no (g, m) right-hand side, no sum of its own)."""
-    g, m = diag.shape
-    work = np.empty((g, m))
-    for y in range(m):
-        work[0, y] = scale[0, y] * du[0] / diag[0, y]
-    for i in range(1, g):
-        for y in range(m):
-            work[i, y] = (scale[i, y] * du[i] - low[i - 1, y] * work[i - 1, y]) / diag[i, y]
+            work[i, y] = (scale[i, y] * v[i, y * wide] - low[i - 1, y] * work[i - 1, y]) / diag[i, y]
     previous = np.empty(m)
     for y in range(m):
         w = work[g - 1, y] / diag[g - 1, y]
         previous[y] = w
-        out[g - 1, y] += w * scale[g - 1, y]
+        out[g - 1, y] = (out[g - 1, y] if add else 0.0) + w * scale[g - 1, y]
     for i in range(g - 2, -1, -1):
         for y in range(m):
             w = (work[i, y] - low[i, y] * previous[y]) / diag[i, y]
             previous[y] = w
-            out[i, y] += w * scale[i, y]
+            out[i, y] = (out[i, y] if add else 0.0) + w * scale[i, y]
 
 
 #: the columns of the chain's inverse sum that share one pass over a row's ratios
@@ -468,30 +449,17 @@ def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start
 
 
 @njit(cache=True, nogil=True)
-def rows_transpose_ratio(numerator: np.ndarray, denominator: np.ndarray, a: np.ndarray, b: np.ndarray,
-                         c: np.ndarray, start: np.ndarray, first: np.ndarray, length: np.ndarray,
-                         out: np.ndarray) -> None:
-    """out += Gᵀ (numerator/denominator) over the working set's runs of rows (as in
-    :func:`rows_transpose`), the quotient taken on the fly."""
-    for r in range(start.size):
-        k0, y0, cr = start[r], first[r], c[r]
-        low, high = out[a[r]], out[b[r]]
-        for t in range(length[r]):
-            v = numerator[k0 + t] / denominator[k0 + t]
-            low[y0 + t] -= v
-            high[y0 + t] += cr * v
-
-
-@njit(cache=True, nogil=True)
 def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
-                   first: np.ndarray, length: np.ndarray, out: np.ndarray) -> None:
+                   first: np.ndarray, length: np.ndarray, out: np.ndarray, denominator: np.ndarray) -> None:
     """out += Gᵀ values over the working set's runs of rows (as in :func:`rows_slack`):
-    −values[k] at (a, y) and c values[k] at (b, y)."""
+    −values[k] at (a, y) and c values[k] at (b, y); with a non-empty ``denominator``,
+    values[k]/denominator[k], the quotient taken on the fly."""
+    divide = denominator.size > 0
     for r in range(start.size):
         k0, y0, cr = start[r], first[r], c[r]
         low, high = out[a[r]], out[b[r]]
         for t in range(length[r]):
-            v = values[k0 + t]
+            v = values[k0 + t] / denominator[k0 + t] if divide else values[k0 + t]
             low[y0 + t] -= v
             high[y0 + t] += cr * v
 

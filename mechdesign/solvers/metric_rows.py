@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: no denominator for :func:`~mechdesign.solvers.metric_interior_kernels.rows_transpose`
+_NOTHING = np.zeros(0)
+
 
 class _Growing:
     """An array that rows are appended to: a buffer that doubles when full, up to ``limit``
@@ -100,14 +103,14 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_transpose
 
         out = np.zeros((self.inputs, self.outputs))
-        rows_transpose(values, *self.runs, out)
+        rows_transpose(values, *self.runs, out, _NOTHING)
         return out
 
     def add_transpose_ratio(self, numerator: np.ndarray, denominator: np.ndarray, out: np.ndarray) -> None:
         """out += Gᵀ (numerator/denominator) on the rows, in place (one pass, no temporaries)."""
-        from mechdesign.solvers.metric_interior_kernels import rows_transpose_ratio
+        from mechdesign.solvers.metric_interior_kernels import rows_transpose
 
-        rows_transpose_ratio(numerator, denominator, *self.runs, out)
+        rows_transpose(numerator, *self.runs, out, denominator)
 
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The tridiagonal blocks Gᵀ diag(weights) G of a chain (every pair joins neighbours):
