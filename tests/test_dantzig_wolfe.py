@@ -572,3 +572,22 @@ def test_a_loss_below_the_rays_truncation_is_still_proven_optimal():
     assert 0.0 < ours.solver["bound"] <= ours.objective
     # at least as good as the LP's design, never below the bound the LP's own duals prove
     assert plain.solver["bound"] * (1 - 1e-9) <= ours.objective <= plain.objective * (1 + 1e-9)
+
+
+def test_a_lazy_lp_whose_highs_interior_point_never_returned_now_ends_at_the_plain_lps_optimum():
+    # four points at ε = 27 (pair rows up to e^98), one of prior 0, the Hamming loss: the LP
+    # with lazy pair rows (72 columns) ran HiGHS's interior point without end; each run now
+    # stops at the iteration limit, takes it as a run without an optimum and goes on
+    from mechdesign.design.spec import problem_from_dict
+    from mechdesign.solvers.highs_model import IPM_ITERATION_LIMIT, quiet_model
+
+    assert quiet_model().getOptionValue("ipm_iteration_limit")[1] == IPM_ITERATION_LIMIT
+    spec = {"name": "ipm-without-end", "metric": {"kind": "euclidean"},
+            "inputs": {"points": [[2.0000001, 3.0], [2.0, 1.0], [0.0, 1e-07], [3.0000000000001, 1e-07]]},
+            "distributions": {"prior": [0.0, 0.391304347826087, 0.391304347826087, 0.21739130434782608]},
+            "privacy": [{"notion": "metric", "epsilon": 27.192478294496112}],
+            "objective": {"kind": "expected-loss", "prior": "prior", "loss": "hamming"}}
+    result = problem_from_dict(spec).solve()
+    plain = problem_from_dict(spec).solve(solver="highs")
+    assert result.holds and result.status == "optimal" and plain.status == "optimal"
+    assert result.objective == pytest.approx(plain.objective, abs=1e-12)
