@@ -88,6 +88,28 @@ def test_spurious_infeasibility_is_retried(monkeypatch):
     assert "retried" in result.solver
 
 
+@pytest.mark.parametrize("time_limit", [None, 600.0])
+def test_a_run_stopped_at_highs_iteration_limit_is_solved_again_not_reported_as_a_time_limit(monkeypatch, time_limit):
+    # the real HiGHS, its interior point forced and allowed one iteration: the run stops at the
+    # iteration limit (cvxpy's "user_limit", as at a time limit); with time left it is solved
+    # again with the first retry's settings (the primal simplex) to the same optimum
+    expected = small_ldp(n=6).solve()
+    monkeypatch.setattr(convex_route, "IPM_FROM_ENTRIES", 0)
+    monkeypatch.setitem(convex_route.HIGHS_OPTIONS, "ipm_iteration_limit", 1)
+    real, statuses = convex_route._run_once, []
+
+    def watched(program, name, verbose, retry, record):
+        error = real(program, name, verbose, retry, record)
+        statuses.append(program.problem.status)
+        return error
+    monkeypatch.setattr(convex_route, "_run_once", watched)
+    result = small_ldp(n=6).solve(time_limit=time_limit)
+    assert statuses[:2] == [cp.USER_LIMIT, cp.OPTIMAL]
+    assert result.status == "optimal" and result.holds
+    assert "iteration limit" in result.solver["retried"]
+    assert result.objective == pytest.approx(expected.objective, rel=1e-7)
+
+
 def test_a_retry_that_raises_leaves_the_next_setting_to_try(monkeypatch):
     # the first run claims unboundedness, the first retry raises: the later settings still run
     real, calls = convex_route._highs, []

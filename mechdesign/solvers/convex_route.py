@@ -20,12 +20,17 @@ from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, relative_gap
 from mechdesign.privacy.coefficients import Coefficients
 from mechdesign.solvers.conic_bound import conic_snapshot
+from mechdesign.solvers.highs_model import IPM_ITERATION_LIMIT
 from mechdesign.solvers.lp_bound import snapshot_from_cache
 from mechdesign.solvers.outcome import SolverOutcome
 
 SOLVERS = ("auto", "highs", "clarabel", "scs")
-#: Tight HiGHS tolerances: with them round-off gaps shrink to ~1e-9.
-HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
+#: Tight HiGHS tolerances: with them round-off gaps shrink to ~1e-9. Every run's interior point
+#: stops after IPM_ITERATION_LIMIT iterations (HiGHS's default is unlimited, and on badly scaled
+#: pair rows a run was seen never to end); a run stopped there is solved again with other
+#: settings (:data:`HIGHS_RETRIES`).
+HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9,
+                 "ipm_iteration_limit": IPM_ITERATION_LIMIT}
 CONIC_ORDER = ("CLARABEL", "SCS")
 #: Tight Clarabel tolerances: with the defaults (1e-8) a KL-DistP optimum overshoots ε by ~3e-8,
 #: beyond the audit tolerance, and the certificate must then mix in a data-independent mechanism;
@@ -262,8 +267,10 @@ def run_solver(program: Program, solver: str, verbose: bool = False,
             messages.append(error)
             continue
         prob = program.problem
-        if prob.status == cp.USER_LIMIT:
+        if prob.status == cp.USER_LIMIT and _timed_out(program, limits):
             return _values(program), _outcome(program, TIME_LIMIT, record, f"{name} stopped at the time limit")
+        if prob.status == cp.USER_LIMIT and not _solved_again(program, name, verbose, record, messages):
+            continue
         if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
             verdict = _claims_no_optimum(program, name, verbose, record, messages)
             if verdict == "infeasible":
@@ -279,6 +286,28 @@ def run_solver(program: Program, solver: str, verbose: bool = False,
         return values, _optimum(program, name, record)
     record.setdefault("name", order[-1])
     return None, _outcome(program, "failed", record, "; ".join(messages) or "no solver produced a solution")
+
+
+def _timed_out(program: Program, limits: Limits | None) -> bool:
+    """Whether a run that stopped at a limit (cvxpy's "user_limit") stopped at the time limit,
+    not at HiGHS's iteration limit."""
+    return program.time_limit is not None and limits is not None and limits.expired()
+
+
+def _solved_again(program: Program, name: str, verbose: bool, record: dict, messages: list) -> bool:
+    """After HiGHS stopped at its iteration limit: the LP solved again with other settings
+    (:data:`HIGHS_RETRIES`, in turn), True once one found an optimum. A conic solver's limit is
+    not retried."""
+    if name != "HIGHS":
+        messages.append(f"{name}: stopped at its iteration limit")
+        return False
+    for retry in HIGHS_RETRIES:
+        error = _run_once(program, name, verbose, retry, record)
+        if error is None and program.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            record["retried"] = f"stopped at HiGHS's iteration limit at first; solved again with {retry}"
+            return True
+        messages.append(error or f"{name}: status {program.problem.status} (with {retry})")
+    return False
 
 
 def _proof_gap(program: Program, outcome: SolverOutcome) -> float:
