@@ -13,7 +13,7 @@ SciPy's HiGHS dual simplex at tolerances of 1e-10. A solve may find a design bel
 reference (the reference LP is itself inexact on badly scaled instances), never above it by more
 than the tolerance.
 
-    python benchmarks/bench_random_problems.py --seeds 0:500 [--epsilons 0.05:10] [--name NAME]
+    python benchmarks/bench_random_problems.py --seeds 0:500 [--epsilons 0.05:10] [--size medium] [--name NAME]
 
 Writes ``benchmarks/results/NAME.json`` (default ``random-problems``): per seed the instance,
 the route, the status, the objective, the proven bound and the reference, and a summary.
@@ -61,35 +61,42 @@ def reference_optimum(cost: np.ndarray, d: np.ndarray, epsilon: float) -> float:
     return float(lp.fun)
 
 
-def _domain(family: str, rng: np.random.Generator):
+#: the inputs drawn for each size class: (least, most) for most families, and the grid's sides;
+#: "medium" is where the special solvers take over from the plain LP
+SIZES = {"small": {"inputs": (3, 40), "points": (3, 36), "side": (2, 7)},
+         "medium": {"inputs": (30, 81), "points": (30, 81), "side": (5, 10)}}
+
+
+def _domain(family: str, rng: np.random.Generator, size: str = "small"):
     """(domain, metric or None for ε-LDP) of one random instance."""
+    inputs, spots, side = (SIZES[size][key] for key in ("inputs", "points", "side"))
     if family == "ldp":
-        return Domain.from_size(int(rng.integers(3, 40))), None
+        return Domain.from_size(int(rng.integers(*inputs))), None
     if family == "line":
-        n = int(rng.integers(3, 40))
+        n = int(rng.integers(*inputs))
         points = np.sort(rng.choice(3 * n, size=n, replace=True) * rng.choice([1.0, 0.1, 0.37]))
         return Domain.from_points(points[:, None]), Metric("absolute")
     if family == "grid":
-        return Domain.from_grid(int(rng.integers(2, 7)), int(rng.integers(2, 7))), Metric("euclidean")
+        return Domain.from_grid(int(rng.integers(*side)), int(rng.integers(*side))), Metric("euclidean")
     if family == "points":
-        n = int(rng.integers(3, 36))
+        n = int(rng.integers(*spots))
         points = rng.random((n, 2)) * rng.choice([1.0, 5.0])
         if rng.random() < 0.3:
             points[rng.integers(n)] = points[0]  # a coincident pair
         return Domain.from_points(points), Metric("euclidean")
     if family == "haversine":
-        n = int(rng.integers(3, 36))
+        n = int(rng.integers(*spots))
         return Domain.from_points(np.column_stack([45 + 0.3 * rng.random(n), 7 + 0.4 * rng.random(n)])), \
             Metric("haversine")
-    return envelope_domain("graph", int(rng.integers(4, 40)), rng)  # a ring with as many chords
+    return envelope_domain("graph", int(rng.integers(max(inputs[0], 4), inputs[1])), rng)  # a ring with as many chords
 
 
-def draw(seed: int, eps_range: tuple[float, float]):
+def draw(seed: int, eps_range: tuple[float, float], size: str = "small"):
     """(problem, description, distances, cost) of one seed."""
     rng = np.random.default_rng(seed)
     family = str(rng.choice(FAMILIES))
     epsilon = float(np.exp(rng.uniform(*np.log(eps_range))))
-    dom, metric = _domain(family, rng)
+    dom, metric = _domain(family, rng, size)
     n = len(dom)
     d = np.ones((n, n)) - np.eye(n) if metric is None else metric.distances(dom)
     if family == "haversine":  # ε per median distance, so that the range means the same here
@@ -111,8 +118,8 @@ def draw(seed: int, eps_range: tuple[float, float]):
     return problem, described, d, prior[:, None] * loss
 
 
-def check(seed: int, eps_range: tuple[float, float]) -> dict:
-    problem, row, d, cost = draw(seed, eps_range)
+def check(seed: int, eps_range: tuple[float, float], size: str = "small") -> dict:
+    problem, row, d, cost = draw(seed, eps_range, size)
     start = time.perf_counter()
     result = problem.solve()
     row.update(seconds=time.perf_counter() - start, status=result.status, route=result.solver.get("name"),
@@ -133,6 +140,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0:200", help="first:last seed (last excluded)")
     parser.add_argument("--epsilons", default="0.05:10", help="low:high ε, drawn log-uniformly")
+    parser.add_argument("--size", default="small", choices=sorted(SIZES),
+                        help="small: 3-39 inputs (mostly the plain LP); medium: 30-80 (the special solvers)")
     parser.add_argument("--name", default="random-problems", help="the results file's name")
     args = parser.parse_args()
     first, last = (int(part) for part in args.seeds.split(":"))
@@ -140,7 +149,7 @@ def main() -> None:
     rows = []
     for seed in range(first, last):
         try:
-            rows.append(check(seed, eps_range))
+            rows.append(check(seed, eps_range, args.size))
         except Exception:  # noqa: BLE001 - a crash is a finding, recorded with its traceback
             rows.append({"seed": seed, "ok": False, "error": traceback.format_exc()[-1000:]})
         if not rows[-1]["ok"]:
