@@ -519,6 +519,22 @@ def test_cone_pricing_cut_by_turns_adds_up_to_the_whole_rounds_bound(monkeypatch
     assert whole.bound - 1e-12 * abs(whole.bound) <= bounds[-1] <= optimum * (1 + 1e-9)
 
 
+def test_rays_priced_in_a_round_cut_by_a_turn_enter_the_master(monkeypatch):
+    # a turn that ends inside a pricing pass keeps the rays it priced: they enter the master, so
+    # the next master is lower (they were once dropped while their outputs were marked as used,
+    # so that turns shorter than a pass never improved the design: 300 airports in 10-s turns
+    # stayed at the first master's 73.3 km for 150 s, against 15.2 km with them kept)
+    case = _CutPricing(monkeypatch)
+    rays = dantzig_wolfe.RayRounds(case.cost, case.distances, case.pairs, 0.5, gap=1e-9)
+    seeded = rays.columns
+    rays.advance(case.window())  # the first master, then five pricing LPs
+    first = rays.value
+    assert len(case.seen) == 5 and len(rays.pool) > 0
+    assert rays.columns == seeded + len(rays.pool)  # every ray priced is in the master
+    rays.advance(case.window())  # the next master has the five outputs' rays
+    assert rays.value < first * (1 - 1e-6)
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_prices_carried_to_other_duals_never_exceed_the_new_box_minima(seed):

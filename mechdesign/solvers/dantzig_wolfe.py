@@ -327,6 +327,11 @@ class RayRounds:
         if relative_gap(self.value, pricer.bound, scale=0.0) <= self.gap:
             self.done = True
             return True
+        # the rays enter the master even when the deadline cut their pricing round short: a turn
+        # that ends inside a pass must not lose what it priced (its outputs are marked as used,
+        # so the pool would never offer those rays to them again)
+        if new_y:
+            self.master.add(new_y, new_v)
         if limits is not None and limits.expired():
             return True
         if not new_y and not tightened:  # exact pricing ran and found nothing, its cone is final
@@ -334,8 +339,6 @@ class RayRounds:
         gaps, stall = self.gaps, self.stall
         if stall and len(gaps) > stall and gaps[-1] > gaps[-1 - stall] / 2:
             raise self._stalled(f"the gap did not halve over {stall} pricing rounds")
-        if new_y:
-            self.master.add(new_y, new_v)
         return True
 
 
