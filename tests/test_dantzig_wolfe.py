@@ -535,6 +535,73 @@ def test_rays_priced_in_a_round_cut_by_a_turn_enter_the_master(monkeypatch):
     assert rays.value < first * (1 - 1e-6)
 
 
+class _NearDeadline:
+    """A solve's limits whose deadline is about to come (so no pass can end before it) but has
+    not: pricing goes on, and only the early stop ends a pass."""
+
+    time_limit = 1.0
+
+    def remaining(self):
+        return 1e-9
+
+    def expired(self):
+        return False
+
+
+@pytest.mark.parametrize("deadline, master_seconds, early", [
+    (_NearDeadline(), 0.0, True),  # cannot finish: stops after its first ray
+    (_NearDeadline(), None, False),  # no master time given: the whole pass, as before
+    (None, 0.0, False),  # no deadline: the whole pass
+])
+def test_a_pass_that_cannot_end_before_the_deadline_stops_early_with_a_valid_bound(monkeypatch, deadline,
+                                                                                 master_seconds, early):
+    case = _CutPricing(monkeypatch)
+    pricer = case.pricer()
+    a = case.cost - case.u[:, None]
+    rays, lagrangian, _, priced, prices, stopped = dantzig_wolfe._price_exactly(
+        pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5, -1e-12, pricer.cap,
+        deadline, 0, None, master_seconds)
+    assert stopped is early and (priced < pricer.columns.size) is early
+    assert len(rays) >= 1 and (not early or len(rays) == 1)
+    whole = case.pricer()
+    whole.round(case.cost, case.u, -1e-12)
+    # the outputs left unpriced count with their box minima: a bound, lower than the whole pass's
+    box = np.minimum(a, 0.0).sum(axis=0)
+    unpriced = pricer.columns[priced:]
+    np.testing.assert_allclose(prices[priced:], box[unpriced], rtol=1e-12)
+    assert lagrangian + case.u.sum() <= whole.bound + 1e-12 * abs(whole.bound)
+    assert not early or lagrangian + case.u.sum() < whole.bound - 1e-6
+
+
+def test_rays_stopped_early_before_the_deadline_improve_the_master_and_do_not_count_as_a_stall(monkeypatch):
+    price = cone_pricing.ConePricing.price
+    case = _CutPricing(monkeypatch)
+    calls = []
+
+    def counted(pricing, vector, limits=None, fresh=False):
+        calls.append(1)
+        return price(pricing, vector, limits, fresh)
+    monkeypatch.setattr(cone_pricing.ConePricing, "price", counted)
+    rays = dantzig_wolfe.RayRounds(case.cost, case.distances, case.pairs, 0.5, gap=1e-9, stall=1)
+
+    class Turn:  # a turn with time left, inside a solve whose deadline is about to come
+        outer, time_limit = _NearDeadline(), 100.0
+
+        def remaining(self):
+            return 100.0
+
+        def expired(self):
+            return False
+
+    values = []
+    for _ in range(4):  # (with stall=1, two full rounds without halving the gap would decline)
+        rays.advance(Turn())
+        values.append(rays.value)
+        assert rays.pricer.stopped_early and rays.columns > 0
+    assert rays.gaps == [] and len(calls) < 4 * case.cost.shape[1]
+    assert values[-1] < values[0]
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_prices_carried_to_other_duals_never_exceed_the_new_box_minima(seed):

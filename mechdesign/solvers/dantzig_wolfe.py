@@ -90,23 +90,46 @@ SMOOTHING = 0.7
 EXACT_GAP = 1e-5
 
 
+#: a pass that cannot end before the deadline stops once its pricing has taken this many times
+#: the master's last solve, so that the master is solved again with the rays found so far
+PRICING_PER_MASTER = 10.0
+
+
+def _cannot_finish(limits, begun: float, priced: int, left: int) -> bool:
+    """Whether a pass that has priced ``priced`` outputs since ``begun`` would, at that pace,
+    still have ``left`` outputs to price at the solve's deadline (a turn's end, which the turns
+    give the method again, does not count: rounds cut by turns add up to a pass)."""
+    solve_limits = getattr(limits, "outer", limits)  # (a turn's or a race's window: the solve's)
+    if solve_limits is None or priced == 0:
+        return False
+    spent = time.perf_counter() - begun
+    return spent / priced * left > solve_limits.remaining()
+
+
 def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, weights: np.ndarray,
                    distances: np.ndarray, epsilon: float, threshold: float, cap: float, limits=None,
-                   start: int = 0, known: np.ndarray | None = None):
+                   start: int = 0, known: np.ndarray | None = None, master_seconds: float | None = None):
     """Price the outputs ``columns`` under reduced costs ``a`` (each standing for ``weights``
     outputs, its orbit), beginning at position ``start`` and going round: the envelope rays of
     the priced vectors that price out, the capped Lagrangian term, the pairs the priced vectors
     violate (a mask for :meth:`activate`), how many outputs were priced before ``limits``
-    expired, and every output's proven price. The outputs left unpriced enter the bound with
+    expired, every output's proven price, and whether the pass stopped early (below). The outputs left unpriced enter the bound with
     their box minimum, or with ``known[c]`` when that is higher: a price proven earlier and
     carried to these reduced costs (:meth:`_Pricer._carried`), so that rounds cut short add up
-    to a whole pass."""
+    to a whole pass.
+
+    With ``master_seconds`` (the master's last solve), a pass that at its own pace would not end
+    before the deadline stops early, once it has found a ray and priced for
+    :data:`PRICING_PER_MASTER` times that long: it could prove no bound at the deadline anyway,
+    and its rays would wait there unused (1,500 airports: one pass takes about ten minutes, and
+    the design returned at a ten-minute limit was the first master's)."""
     prices = np.zeros(columns.size)
     violated = np.zeros(pricing.i.size, dtype=bool)
-    rays, priced = [], 0
+    rays, priced, stop = [], 0, False
+    begun = time.perf_counter()
     for c in np.roll(np.arange(columns.size), -start):
         y = columns[c]
-        if limits is not None and limits.expired():  # past the deadline: the box's own bound
+        if stop or (limits is not None and limits.expired()):  # the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
         prices[c], v = pricing.price(a[:, y], limits)
@@ -116,9 +139,12 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
             ray = envelope_ray(v, distances, epsilon)
             if ray @ a[:, y] < threshold:
                 rays.append((int(y), ray))
+        stop = (master_seconds is not None and bool(rays)
+                and time.perf_counter() - begun >= PRICING_PER_MASTER * master_seconds
+                and _cannot_finish(limits, begun, priced, columns.size - priced))
     if known is not None:  # (each of the two bounds the same box minimum)
         np.maximum(prices, known, out=prices)
-    return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced, prices
+    return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced, prices, stop
 
 
 class RaysStalled(SolverDeclined):
@@ -160,6 +186,9 @@ class _Pricer:
     #: better than the box minima of the outputs they did not reach)
     priced_at: np.ndarray | None = None
     proven: np.ndarray | None = None
+    #: whether the last round's pass stopped early to solve the master again
+    #: (:data:`PRICING_PER_MASTER`): such rounds do not count towards the stall rule
+    stopped_early: bool = False
 
     def _carried(self, point: np.ndarray) -> np.ndarray | None:
         """The prices proven at the last point, made valid at ``point``: for 0 <= v <= 1,
@@ -172,7 +201,8 @@ class _Pricer:
         shift = math.fsum(np.maximum(point - self.priced_at, 0.0)) * (1 + 1e-12)
         return self.proven - shift - 1e-15 * np.abs(self.proven)
 
-    def round(self, cost: np.ndarray, u: np.ndarray, threshold: float, limits=None):
+    def round(self, cost: np.ndarray, u: np.ndarray, threshold: float, limits=None,
+              master_seconds: float | None = None):
         """One exact (box-normalised) pricing round at the master's duals ``u``: the improving
         rays and whether the cone was tightened; raises the best bound.
 
@@ -188,9 +218,9 @@ class _Pricer:
         for alpha in ((SMOOTHING, 0.0) if self.centre is not None and self.smooth else (0.0,)):
             point = u if alpha == 0.0 else alpha * self.centre + (1.0 - alpha) * u
             known = self._carried(point)
-            rays, lagrangian, broken, priced, prices = _price_exactly(
+            rays, lagrangian, broken, priced, prices, self.stopped_early = _price_exactly(
                 self.pricing, cost - point[:, None], self.columns, self.weights, self.distances, self.epsilon,
-                threshold, self.cap, limits, self.cursor, known)
+                threshold, self.cap, limits, self.cursor, known, master_seconds)
             self.cursor = (self.cursor + priced) % self.columns.size
             self.priced_at, self.proven = point.copy(), prices
             lagrangian += float(point.sum())
@@ -295,7 +325,9 @@ class RayRounds:
         :class:`SolverDeclined` when a master ends without an optimum before the deadline."""
         if self.rounds >= self.max_rounds:
             raise self._stalled(f"no proof within {self.max_rounds} rounds")
+        solving = time.perf_counter()
         solved = self.master.solve(limits)
+        master_seconds = time.perf_counter() - solving
         if solved is None:
             if limits is not None and limits.expired():
                 return False
@@ -318,10 +350,11 @@ class RayRounds:
         new_y, new_v = ([], []) if stalled else _pool_rays(self.pool, a, pricer.columns, threshold, self.used)
         tightened = 0
         if not new_y:  # exact (box-normalised) pricing: new rays and a rigorous bound
-            new_y, new_v, tightened = pricer.round(self.cost, u, threshold, limits)
+            new_y, new_v, tightened = pricer.round(self.cost, u, threshold, limits, master_seconds)
             self.used.update((y, len(self.pool) + t) for t, y in enumerate(new_y))
             self.pool.extend(new_v)
-            self.gaps.append(relative_gap(self.value, pricer.bound, scale=0.0))
+            if not pricer.stopped_early:
+                self.gaps.append(relative_gap(self.value, pricer.bound, scale=0.0))
         # relative to |value| alone (scale 0: no floor): a floor at 1e-6 of the objective's scale
         # would stop designs of nearly zero loss before their value is proven to ``gap``
         if relative_gap(self.value, pricer.bound, scale=0.0) <= self.gap:
