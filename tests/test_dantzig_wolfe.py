@@ -573,6 +573,21 @@ def test_a_pass_that_cannot_end_before_the_deadline_stops_early_with_a_valid_bou
     assert not early or lagrangian + case.u.sum() < whole.bound - 1e-6
 
 
+def test_after_a_whole_pass_a_pass_is_never_stopped_early(monkeypatch):
+    # passes cut at the deadline add to the bound of a whole pass through the prices carried
+    case = _CutPricing(monkeypatch)
+    pricer = case.pricer()
+    pricer.round(case.cost, case.u, -1e-12, _NearDeadline(), master_seconds=0.0)
+    assert pricer.stopped_early and pricer.whole_passes == 0 and len(case.seen) < pricer.columns.size
+    whole = case.pricer()
+    whole.round(case.cost, case.u, -1e-12)
+    assert whole.whole_passes == 1
+    seen = len(case.seen)
+    whole.round(case.cost, case.u, -1e-12, _NearDeadline(), master_seconds=0.0)
+    assert not whole.stopped_early and whole.whole_passes == 2
+    assert len(case.seen) - seen == whole.columns.size
+
+
 def test_rays_stopped_early_before_the_deadline_improve_the_master_and_do_not_count_as_a_stall(monkeypatch):
     price = cone_pricing.ConePricing.price
     case = _CutPricing(monkeypatch)
