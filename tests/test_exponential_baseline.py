@@ -84,3 +84,6 @@ def test_it_is_offered_against_a_poor_design_and_never_beats_the_optimum():
                                     lambda a, b: a < b)
     assert offered is not None and offered[0] == "remapped exponential mechanism"
     assert optimum.objective <= offered[2] < 0.9 * constant
+    # the matrices returned are the ones audited: audited again here, they hold, rows summing to 1
+    assert problem.privacy[0].audit(offered[1]).holds
+    assert np.allclose(offered[1]["default"].sum(axis=1), 1.0, atol=1e-12)
