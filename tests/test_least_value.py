@@ -133,3 +133,44 @@ def test_the_marginal_errors_best_constant_design_keeps_each_contexts_distributi
     assert problem.objective.value({k: np.tile(rows[k], (3, 1)) for k in problem.keys}) <= 1e-16
     # a "distribution" that is not one offers nothing
     assert ProfileMarginalError({"default": np.array([0.5, 0.6])}).best_constant_rows(["default"], 2) is None
+
+
+def test_a_design_stopped_at_the_time_limit_and_replaced_is_never_certified(monkeypatch):
+    """A solve stopped short whose design a trivial design beats: the trivial design is offered
+    before the solver's design is certified, which is then not certified at all (at 5,000
+    locations each all-pairs audit takes about 100 s after the limit). The one returned is
+    private (re-audited here), and the bound reported with it is the solver's."""
+    import mechdesign.design.problem as problem_module
+    from mechdesign import audit
+
+    problem = Problem(inputs=4, objective=ProfileMarginalError(), privacy=[LDP(1.0)])
+    skewed = np.tile([0.4, 0.2, 0.2, 0.2], (4, 1))  # private, moves the uniform marginal
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the replaced design was certified")
+
+    monkeypatch.setattr(problem_module, "certify", refuse)
+    outcome = SolverOutcome("time-limit", bound=0.0, bound_proven=True)
+    result = problem.finish({"default": skewed}, outcome)
+    assert "data-independent design" in result.solver["trivial_design"]
+    assert "before certification" in result.solver["trivial_design"]
+    k = result.matrices()["default"]
+    np.testing.assert_allclose(k, np.full((4, 4), 0.25))
+    assert audit(k, LDP(1.0)).holds and result.holds
+    # the offered design reaches the proven bound 0: the gap is closed, the status optimal
+    assert result.status == "optimal", result.message
+    assert result.objective == 0.0 and result.solver["gap"] == 0.0
+
+
+def test_a_design_stopped_at_the_time_limit_that_no_trivial_design_beats_is_certified():
+    problem = Problem(inputs=4, objective=ErrorProbability(), privacy=[LDP(1.0)])
+    rr = np.full((4, 4), 1.0) + np.eye(4) * (np.e - 1)
+    rr /= rr.sum(axis=1, keepdims=True)
+    # a little off its privacy level (as a solver's round-off leaves it): certification repairs it
+    raw = rr + np.eye(4) * 1e-7
+    result = problem.finish({"default": raw}, SolverOutcome("time-limit", bound=0.5, bound_proven=True))
+    assert "trivial_design" not in result.solver
+    assert result.status == "time-limit"
+    k = result.matrices()["default"]
+    assert result.holds and LDP(1.0).level(k) <= 1.0 + 1e-9
+    np.testing.assert_allclose(k, rr, atol=1e-6)

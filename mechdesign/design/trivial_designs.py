@@ -12,7 +12,10 @@ information bound loose enough to allow the identity: a solver then returns a de
 optimal to round-off. Or a problem so large that its solver's first round has not finished at
 the time limit (1,500 locations): its design is then hardly better than a data-independent one.
 :func:`better_trivial_design` offers the best of them that is strictly better than the solver's
-design and passes every audit; the problem certifies it like any other design.
+design and passes every audit, run on the very matrices returned: those audits are its
+certificate. For a solve stopped short (time limit, failure) the offer is made before the
+solver's design is certified, against its objective with the rows cleaned; a design it replaces
+is then never certified (at 5,000 locations that saves an audit of about 100 s).
 """
 
 from __future__ import annotations
