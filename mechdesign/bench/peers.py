@@ -28,9 +28,8 @@ such without stopping the others. The cases:
 
 Times are of a user's warm call, for every tool alike (:func:`warm_call`): each tool runs the
 instance once (which loads what it loads on first use: cvxpy and the compiled kernels for
-mechdesign, the LP solver for qif), then again, timed. A first call of :data:`WARM_AFTER`
-seconds or more is the time itself (loading is then a small share of it, and a second call
-would double a slow peer's run). The first call's time is kept as ``first_call_seconds``.
+mechdesign, which a fresh installation also compiles then, once; the LP solver for qif), then
+again, timed. The first call's time is kept as ``first_call_seconds``.
 
 Recorded per case: values, agreement with mechdesign, time ratios (peer / mechdesign), peak
 memory, and any failure, timeout or failed audit of a peer's output.
@@ -52,22 +51,19 @@ DESCRIPTION = "mechdesign against qif, POT and dit on the same instances"
 PEERS = {"qif": "qif", "POT": "ot", "dit": "dit"}
 EPSILON = 1.0
 INSTALL = "pip install 'mechdesign[peers]' (qif, POT, dit)"
-#: a first call at least this long (seconds) is timed as it is, without a second, warm call
-WARM_AFTER = 10.0
 
 
 def warm_call(solve):
-    """(value, seconds, first_call_seconds) of ``solve()``: called once, then (when the first
-    call took under :data:`WARM_AFTER` seconds) again, timed. An exception of either call
-    propagates, with the seconds spent so far as the attribute ``seconds``."""
+    """(value, seconds, first_call_seconds) of ``solve()``: called once, then again, timed. An
+    exception of either call propagates, with the seconds that call spent as the attribute
+    ``seconds``."""
     start = time.perf_counter()
     try:
+        solve()
+        first = time.perf_counter() - start
+        start = time.perf_counter()
         value = solve()
-        first = seconds = time.perf_counter() - start
-        if first < WARM_AFTER:
-            start = time.perf_counter()
-            value = solve()
-            seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start
     except Exception as exc:
         exc.seconds = time.perf_counter() - start
         raise
