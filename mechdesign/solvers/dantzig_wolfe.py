@@ -248,14 +248,25 @@ class _Pricer:
 
 
 def _seeded_master(cost: np.ndarray, distances: np.ndarray, epsilon: float, symmetry: Symmetry) -> RayMaster:
-    """The rays peaked at every point (one per input orbit), each on its cheapest output, and
-    one constant column."""
+    """The rays peaked at every point (one per input orbit), each on its cheapest output; the
+    columns of the exponential mechanism (report z with probability ∝ e^{−ε d(x, z)/2}), each
+    on its cheapest output, so that the first master holds that mechanism with the best remap
+    of its reports; and one constant column.
+
+    The peaked rays e^{−ε d(·, z)} are the steepest the cone has: where ε times the distance to
+    the nearest points is large they are narrow, the rows sum to 1 only through the constant
+    column, and the first master's design is poor (1,500 airports at ε = 1 per 10 km: 262.7 km
+    of expected loss, against 32.8 km for the remapped exponential mechanism)."""
     n = cost.shape[0]
     master = RayMaster(cost, symmetry)
-    peaked = np.exp(-epsilon * distances)
-    best = np.argmin(peaked.T @ cost, axis=1)
-    seeds = symmetry.representatives  # the other peaks are their images
-    master.add([int(best[z]) for z in seeds], [peaked[:, z].copy() for z in seeds])
+    seeds = symmetry.representatives  # the other columns are their images
+    for scale in (1.0, 0.5):
+        rays = np.exp(-scale * epsilon * distances)
+        if scale != 1.0:  # the mechanism's columns e^{−εd/2} / Z_x, each scaled to peak 1
+            rays /= rays.sum(axis=1, keepdims=True)
+            rays /= rays.max(axis=0, keepdims=True)
+        best = np.argmin(rays.T @ cost, axis=1)
+        master.add([int(best[z]) for z in seeds], [rays[:, z].copy() for z in seeds])
     master.add([int(np.argmin(cost.sum(axis=0)))], [np.ones(n)])
     return master
 
