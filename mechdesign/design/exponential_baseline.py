@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from mechdesign.privacy.metric import exponential_weights
+
 #: reports whose best outputs are found at once (the sums for a chunk take REMAP_CHUNK × |Y|)
 REMAP_CHUNK = 512
 
@@ -33,14 +35,6 @@ def metric_notion(privacy):
         return None
     notion = notions[0]
     return notion if notion.metric is not None and notion.domain is not None else None
-
-
-def exponential_weights(d: np.ndarray, epsilon: float) -> np.ndarray:
-    """E[x, z] = e^{−ε d(x, z)/2} normalised per row, from the distances ``d`` (each row's
-    largest term is 1 before the normalisation, so nothing underflows to an all-zero row)."""
-    logits = -0.5 * epsilon * np.asarray(d, dtype=float)
-    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return weights / weights.sum(axis=1, keepdims=True)
 
 
 def exponential_mechanism(notion) -> np.ndarray:

@@ -17,9 +17,8 @@ from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
-from mechdesign.design.exponential_baseline import exponential_weights
 from mechdesign.privacy.base import check_epsilon
-from mechdesign.privacy.metric import MetricPrivacy
+from mechdesign.privacy.metric import MetricPrivacy, exponential_weights
 
 __all__ = ["exponential", "geometric", "line_spacing"]
 

@@ -271,6 +271,14 @@ class MetricPrivacy(Notion):
         return order, np.diff(pts[order, 0])
 
 
+def exponential_weights(d: np.ndarray, epsilon: float) -> np.ndarray:
+    """E[x, z] = e^{−ε d(x, z)/2} normalised per row, from the distances ``d`` (each row's
+    largest term is 1 before the normalisation, so nothing underflows to an all-zero row)."""
+    logits = -0.5 * epsilon * np.asarray(d, dtype=float)
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
 def floor_columns(k: np.ndarray) -> np.ndarray:
     """Raise the entries of every column that has a positive entry to at least TINY."""
     positive = (k > 0).any(axis=0)

@@ -23,6 +23,7 @@ import numpy as np
 
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
+from mechdesign.privacy.metric import exponential_weights
 from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
@@ -260,11 +261,8 @@ def _seeded_master(cost: np.ndarray, distances: np.ndarray, epsilon: float, symm
     n = cost.shape[0]
     master = RayMaster(cost, symmetry)
     seeds = symmetry.representatives  # the other columns are their images
-    for scale in (1.0, 0.5):
-        rays = np.exp(-scale * epsilon * distances)
-        if scale != 1.0:  # the mechanism's columns e^{−εd/2} / Z_x, each scaled to peak 1
-            rays /= rays.sum(axis=1, keepdims=True)
-            rays /= rays.max(axis=0, keepdims=True)
+    mechanism = exponential_weights(distances, epsilon)
+    for rays in (np.exp(-epsilon * distances), mechanism / mechanism.max(axis=0, keepdims=True)):  # peak 1
         best = np.argmin(rays.T @ cost, axis=1)
         master.add([int(best[z]) for z in seeds], [rays[:, z].copy() for z in seeds])
     master.add([int(np.argmin(cost.sum(axis=0)))], [np.ones(n)])
