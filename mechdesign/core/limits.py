@@ -64,6 +64,10 @@ class Limits:
             return math.inf
         return max(self.time_limit - self.reserve - self.elapsed(), 0.0)
 
+    def end(self) -> float | None:
+        """The ``time.perf_counter()`` moment the whole solve should be done by (None: no limit)."""
+        return None if self.time_limit is None else self.start + self.time_limit
+
     def expired(self) -> bool:
         return self.time_limit is not None and self.elapsed() >= self.time_limit - self.reserve
 

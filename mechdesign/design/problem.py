@@ -381,7 +381,8 @@ class Problem:
             offered = self._offered(self._value_before_certification(raw), unjudged, outcome,
                                     " before certification")  # then it is not certified at all
         if offered is None:
-            mechs, audits, value, status, message = self._certified(raw, record, outcome, status)
+            deadline = None if limits is None else limits.end()
+            mechs, audits, value, status, message = self._certified(raw, record, outcome, status, deadline)
             if status != "optimal" and all(a.holds for a in audits):
                 offered = self._offered(value, unjudged, outcome, "")
         if offered is not None:
@@ -422,10 +423,12 @@ class Problem:
         except Exception:  # noqa: BLE001 — no value: nothing is offered before certification
             return math.nan
 
-    def _certified(self, raw: dict, record: dict, outcome: SolverOutcome, status: str) -> tuple:
-        """(certified matrices, audits, objective, status, message) of the matrices ``raw``;
-        the certificate's notes, the bound and the gap go into ``record``."""
-        mechs, audits, notes = certify(self.privacy, raw)
+    def _certified(self, raw: dict, record: dict, outcome: SolverOutcome, status: str,
+                   deadline: float | None = None) -> tuple:
+        """(certified matrices, audits, objective, status, message) of the matrices ``raw``,
+        repaired by ``deadline`` where a repair can stop early (:func:`certify`); the
+        certificate's notes, the bound and the gap go into ``record``."""
+        mechs, audits, notes = certify(self.privacy, raw, deadline=deadline)
         value = self.objective.value(mechs)
         record.update(notes)
         status, message = self._judge(status, value, record, self._bound(record, outcome, value), audits)

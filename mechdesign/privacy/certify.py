@@ -17,6 +17,7 @@ import numpy as np
 from mechdesign.core.audit_record import Audit
 from mechdesign.privacy.base import Notion
 from mechdesign.privacy.level_memo import remembering_levels
+from mechdesign.privacy.repair_clock import repairing_until
 
 
 def clean(k: np.ndarray) -> np.ndarray:
@@ -50,10 +51,13 @@ def mix(mechs: Mapping[str, np.ndarray], row: np.ndarray, t: float) -> dict[str,
     return {k: (1 - t) * v + t * row[None, :] for k, v in mechs.items()}
 
 
-def certify(notions: Sequence[Notion], raw: Mapping[str, np.ndarray]) -> tuple[dict, list[Audit], dict]:
+def certify(notions: Sequence[Notion], raw: Mapping[str, np.ndarray], *,
+            deadline: float | None = None) -> tuple[dict, list[Audit], dict]:
     """Clean, repair and audit. Returns (matrices, audits, notes on what repair did). A level
-    the repair computed on a final matrix is read back by the audit (same notion, same bytes)."""
-    with remembering_levels():
+    the repair computed on a final matrix is read back by the audit (same notion, same bytes).
+    Repairs that work in rounds stop improving their matrix when another round would pass
+    ``deadline`` (a ``time.perf_counter()`` moment; :mod:`repair_clock`)."""
+    with remembering_levels(), repairing_until(deadline):
         return _certify(notions, raw)
 
 
