@@ -162,13 +162,20 @@ def test_a_design_stopped_at_the_time_limit_and_replaced_is_never_certified(monk
     assert result.objective == 0.0 and result.solver["gap"] == 0.0
 
 
-def test_a_design_stopped_at_the_time_limit_that_no_trivial_design_beats_is_certified():
+def test_a_design_stopped_at_the_time_limit_that_no_trivial_design_beats_is_certified(monkeypatch):
+    from mechdesign.design import trivial_designs as module
+
+    built = []
+    original = module.trivial_designs
+    monkeypatch.setattr(module, "trivial_designs", lambda *a, **k: built.append(1) or original(*a, **k))
     problem = Problem(inputs=4, objective=ErrorProbability(), privacy=[LDP(1.0)])
     rr = np.full((4, 4), 1.0) + np.eye(4) * (np.e - 1)
     rr /= rr.sum(axis=1, keepdims=True)
     # a little off its privacy level (as a solver's round-off leaves it): certification repairs it
     raw = rr + np.eye(4) * 1e-7
     result = problem.finish({"default": raw}, SolverOutcome("time-limit", bound=0.5, bound_proven=True))
+    # offered before certification and not again after it: their values showed none can win
+    assert len(built) == 1
     assert "trivial_design" not in result.solver
     assert result.status == "time-limit"
     k = result.matrices()["default"]

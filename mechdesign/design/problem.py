@@ -376,15 +376,15 @@ class Problem:
             return Result(self.name, status, self.objective.kind, None, {}, [], record, message=message)
         record.setdefault("relaxed", False)  # the general route says when its program was one
         unjudged = dict(record)
-        offered = None
+        offered, trivial_values = None, {}
         if outcome.status != "optimal":  # a design left short, which a trivial design may beat:
             offered = self._offered(self._value_before_certification(raw), unjudged, outcome,
-                                    " before certification")  # then it is not certified at all
+                                    " before certification", trivial_values)  # then not certified
         if offered is None:
             deadline = None if limits is None else limits.end()
             mechs, audits, value, status, message = self._certified(raw, record, outcome, status, deadline)
             if status != "optimal" and all(a.holds for a in audits):
-                offered = self._offered(value, unjudged, outcome, "")
+                offered = self._offered(value, unjudged, outcome, "", trivial_values)
         if offered is not None:
             mechs, audits, value, status, message, record = offered
         result = Result(
@@ -396,16 +396,19 @@ class Problem:
         result.extra.update(self.objective.report(mechs))
         return result
 
-    def _offered(self, value: float, unjudged: dict, outcome: SolverOutcome, when: str) -> tuple | None:
+    def _offered(self, value: float, unjudged: dict, outcome: SolverOutcome, when: str,
+                 values: dict[str, float] | None = None) -> tuple | None:
         """The trivial design that beats objective ``value`` (:func:`better_trivial_design`,
         audited on the very matrices returned: its audits are its certificate), as (matrices,
         audits, objective, status, message, record); None when none does. Tried before the
         solver's design of a solve stopped short is certified, so that a replaced design costs
-        no audit (over all pairs at 5,000 locations about 100 s, after the time limit)."""
+        no audit (over all pairs at 5,000 locations about 100 s, after the time limit). ``values``
+        keeps the trivial designs' objectives between the offers before and after certification,
+        so that the second is not built again when none of them can win."""
         if not np.isfinite(value):
             return None
         better = better_trivial_design(self.privacy, self.keys, len(self.inputs), len(self.outputs),
-                                       self.objective, value, self._strictly_better)
+                                       self.objective, value, self._strictly_better, values)
         if better is None:
             return None
         name, mechs, objective, audits = better
