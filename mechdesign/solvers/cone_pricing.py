@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechdesign.solvers.cone_transfer import TransferBound
 from mechdesign.solvers.highs_model import INF, give_time, quiet_model, run_to_optimum
 from mechdesign.solvers.ray_master import CHAIN_MAX_EXPONENT, RESOLVE_SLACK, polished_box_minimum
 
@@ -67,6 +68,7 @@ class ConePricing:
                   np.array([], dtype=np.int32), np.array([]))
         self.h = h
         self.n = n
+        self.transfer: TransferBound | None = None  # built on first use
         self.activate(self.d <= initial)
 
     def _chains(self, new: np.ndarray, links: np.ndarray):
@@ -132,6 +134,14 @@ class ConePricing:
         full = np.concatenate([scaled, np.zeros(self.width - self.n)])
         proven = polished_box_minimum(self.h, full, self.ri, self.rj, self.rcoef, float(v @ scaled), slack / s)
         return proven * s, v
+
+    def transfer_bounds(self, a: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Per output in ``columns``, the transfer bound on its box minimum under reduced costs
+        ``a[:, y]`` (:mod:`~mechdesign.solvers.cone_transfer`, over every usable pair, not only
+        the active ones): no LP, so every output has one, priced or not."""
+        if self.transfer is None:
+            self.transfer = TransferBound(self.n, self.i, self.j, self.coef)
+        return np.array([self.transfer.bound(a[:, y]) for y in columns])
 
     def violated(self, v: np.ndarray, tol: float = 1e-9) -> np.ndarray:
         """Pairs (not yet active) whose ratio constraint v violates, at most PAIRS_PER_COLUMN

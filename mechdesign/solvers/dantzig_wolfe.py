@@ -115,9 +115,10 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     the priced vectors that price out, the capped Lagrangian term, the pairs the priced vectors
     violate (a mask for :meth:`activate`), how many outputs were priced before ``limits``
     expired, every output's proven price, and whether the pass stopped early (below). The
-    outputs left unpriced enter the bound with their box minimum, or with ``known[c]`` when that
-    is higher: a price proven earlier and carried to these reduced costs
-    (:meth:`_Pricer._carried`), so that rounds cut short add up to a whole pass.
+    outputs left unpriced enter the bound with their transfer bound
+    (:meth:`ConePricing.transfer_bounds`, which also raises the priced ones' where higher), or
+    with ``known[c]`` when that is higher: a price proven earlier and carried to these reduced
+    costs (:meth:`_Pricer._carried`), so that rounds cut short add up to a whole pass.
 
     With ``master_seconds`` (the master's last solve), a pass that at its own pace would not end
     before the deadline stops early, once it has found a ray and priced for
@@ -143,7 +144,10 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
         stop = (master_seconds is not None and bool(rays)
                 and time.perf_counter() - begun >= PRICING_PER_MASTER * master_seconds
                 and _cannot_finish(limits, begun, priced, columns.size - priced))
-    if known is not None:  # (each of the two bounds the same box minimum)
+    # every output's transfer bound, priced or not (the priced ones' LPs hold only the active
+    # pairs, a larger cone); then the prices carried from the last point
+    np.maximum(prices, pricing.transfer_bounds(a, columns), out=prices)
+    if known is not None:  # (each of the bounds the same box minimum)
         np.maximum(prices, known, out=prices)
     return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced, prices, stop
 

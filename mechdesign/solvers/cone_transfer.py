@@ -1,0 +1,51 @@
+"""A quick proven lower bound on min a·v over the d-privacy cone in the box, for the outputs a
+pricing pass does not reach.
+
+The cone's pairs v_x <= c v_x' (c = e^{ε d(x, x')}) with multipliers λ >= 0 give, for every v
+in the cone and the box, a·v >= (a + Bᵀλ)·v >= Σ_x min(0, (a + Bᵀλ)_x)
+(:func:`~mechdesign.solvers.ray_master.box_lagrangian_bound`, round-off enclosed). λ = 0 is
+the box minimum Σ_x min(0, a_x). Here λ moves each negative entry's deficit onto positive
+entries close by: a pair (x, x') with a_x < 0 < a_x' carries λ = min(−a_x, a_x'/c), which raises
+a_x by λ and lowers a_x' by cλ (never below 0), the pairs taken in order of growing c. That
+is the dual of the box LP solved greedily over a bipartite transfer (a negative entry gains
+nothing from relaying through another, since c(x, x'') <= c(x, x') c(x', x'') on a metric). It
+needs no LP: one pass over the pairs, every pair a few operations.
+
+The pairs are, for every input, the NEIGHBOURS nearest ones among the pricing's (any subset of
+the cone's constraints gives a valid bound; far pairs carry little, their c being large).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mechdesign.solvers.ray_master import box_lagrangian_bound
+
+#: pairs kept per input for the transfer bound (its nearest partners)
+NEIGHBOURS = 256
+
+
+class TransferBound:
+    """The transfer bound over the pairs (i, j) with coefficients ``coef`` (v_i <= coef·v_j),
+    each input keeping its NEIGHBOURS pairs of smallest coefficient."""
+
+    def __init__(self, n: int, i: np.ndarray, j: np.ndarray, coef: np.ndarray):
+        by_input = np.lexsort((coef, i))  # each input's pairs, cheapest first
+        rank = np.arange(by_input.size) - np.searchsorted(i[by_input], i[by_input], side="left")
+        kept = by_input[rank < NEIGHBOURS]
+        kept = kept[np.argsort(coef[kept], kind="stable")]  # then all in order of growing c
+        self.i = np.ascontiguousarray(i[kept], dtype=np.int64)
+        self.j = np.ascontiguousarray(j[kept], dtype=np.int64)
+        self.coef = np.ascontiguousarray(coef[kept], dtype=float)
+        self.n = n
+
+    def bound(self, a: np.ndarray) -> float:
+        """A proven lower bound on min a·v over the cone's vectors in [0, 1]^X (at least the box
+        minimum, up to its round-off enclosure)."""
+        from mechdesign.solvers.cone_transfer_kernel import transfer
+
+        a = np.ascontiguousarray(a, dtype=float)
+        if not np.all(np.isfinite(a)):
+            return float(np.minimum(a, 0.0).sum())
+        lam = transfer(a, self.i, self.j, self.coef)
+        return box_lagrangian_bound(a, self.i, self.j, self.coef, lam)

@@ -1,0 +1,68 @@
+"""The transfer bound on the box minimum over the d-privacy cone: a proven lower bound (checked
+against the LP over every pair), never below the box minimum, and exact where the greedy
+transfer is the LP's optimum."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from mechdesign.solvers import cone_transfer
+from mechdesign.solvers.cone_transfer import TransferBound
+
+
+def _all_pairs(points: np.ndarray, epsilon: float):
+    d = np.linalg.norm(points[:, None] - points[None], axis=2)
+    i, j = np.nonzero(~np.eye(len(points), dtype=bool))
+    return i, j, np.exp(epsilon * d[i, j])
+
+
+def _box_minimum(a, i, j, coef):
+    """min a·v over 0 <= v <= 1, v_i <= coef·v_j (scipy's HiGHS, every pair)."""
+    rows = np.arange(i.size)
+    A = sp.csr_matrix((np.concatenate([np.ones(i.size), -coef]), (np.concatenate([rows, rows]),
+                                                                  np.concatenate([i, j]))),
+                      shape=(i.size, a.size))
+    return linprog(a, A_ub=A, b_ub=np.zeros(i.size), bounds=(0, 1), method="highs").fun
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 2.0, 8.0])
+def test_the_transfer_bound_lies_between_the_box_and_the_cone_minimum(epsilon):
+    rng = np.random.default_rng(int(epsilon * 10))
+    side = min(10.0, 14.0 / epsilon)  # ε·d at most 20: the reference LP stays well scaled
+    points = rng.uniform(0, side, size=(50, 2))
+    i, j, coef = _all_pairs(points, epsilon)
+    bound = TransferBound(50, i, j, coef)
+    for _ in range(6):
+        a = rng.normal(0.3, 1.0, size=50)
+        exact = _box_minimum(a, i, j, coef)
+        quick = bound.bound(a)
+        assert quick <= exact + 1e-12
+        assert quick >= np.minimum(a, 0.0).sum() - 1e-12
+
+
+def test_a_deficit_next_to_a_surplus_is_carried_exactly():
+    # two inputs at distance 1, ε = ln 2: v_0 <= 2 v_1 and v_1 <= 2 v_0. With a = (−1, 3) the
+    # minimum is at v = (1, 1/2): −1 + 1.5 = 0.5 > 0, so 0; the greedy carries 1 from input 1
+    # (capacity 3/2) and proves 0, where the box gives −1
+    i, j = np.array([0, 1]), np.array([1, 0])
+    coef = np.full(2, 2.0)
+    bound = TransferBound(2, i, j, coef)
+    assert bound.bound(np.array([-1.0, 3.0])) == pytest.approx(0.0, abs=1e-14)
+    # a = (−1, 1): v = (1, 1/2) gives −0.5, the minimum; the greedy carries 1/2 and proves −0.5
+    assert bound.bound(np.array([-1.0, 1.0])) == pytest.approx(-0.5, abs=1e-14)
+    assert _box_minimum(np.array([-1.0, 1.0]), i, j, coef) == pytest.approx(-0.5)
+
+
+def test_only_the_nearest_partners_are_kept(monkeypatch):
+    monkeypatch.setattr(cone_transfer, "NEIGHBOURS", 3)
+    points = np.random.default_rng(5).uniform(0, 10, size=(20, 2))
+    i, j, coef = _all_pairs(points, 1.0)
+    bound = TransferBound(20, i, j, coef)
+    assert bound.i.size == 20 * 3
+    assert np.all(np.diff(bound.coef) >= 0)  # taken in order of growing coefficient
+    for x in range(20):
+        mine = np.sort(coef[i == x])[:3]
+        np.testing.assert_array_equal(np.sort(bound.coef[bound.i == x]), mine)
+    a = np.random.default_rng(6).normal(0.3, 1.0, size=20)
+    assert bound.bound(a) <= _box_minimum(a, i, j, coef) + 1e-12
