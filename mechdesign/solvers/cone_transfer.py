@@ -48,4 +48,5 @@ class TransferBound:
         if not np.all(np.isfinite(a)):
             return float(np.minimum(a, 0.0).sum())
         lam = transfer(a, self.i, self.j, self.coef)
-        return box_lagrangian_bound(a, self.i, self.j, self.coef, lam)
+        used = np.flatnonzero(lam)  # (the pairs that carry nothing add nothing: at most 2n carry)
+        return box_lagrangian_bound(a, self.i[used], self.j[used], self.coef[used], lam[used])
