@@ -271,7 +271,8 @@ class MetricPrivacy(Notion):
         another round (an envelope and a level) and the audit after it would pass the
         certification's deadline (:mod:`repair_clock`), or after 20 rounds; the renormalised
         one as soon as its level holds. A design whose rows miss 1 by a solver's round-off thus
-        costs one envelope when time is short, and each round only halves the excess."""
+        costs one envelope when time is short; renormalising alone only halves the excess per
+        round, each round a check of every pair."""
         out = {}
         for key, k in mechs.items():
             began = time.perf_counter()
