@@ -79,7 +79,9 @@ def test_the_balancing_scale_is_the_smallest_that_makes_the_deficits_private():
     line = np.sort(rng.uniform(0, 5, size=30))
     gaps = np.diff(line)
     line_sums = 1.0 + rng.uniform(0, 1e-3, size=30)
-    consecutive = metric_module.balancing_scale(line_sums, np.arange(29), np.arange(1, 30), epsilon * gaps)
+    left, right = np.arange(29), np.arange(1, 30)
+    consecutive = metric_module.balancing_scale(line_sums, np.concatenate([left, right]), np.concatenate([right, left]),
+                                                np.tile(epsilon * gaps, 2))
     every = metric_module.balancing_scale_all_pairs(line_sums, epsilon * np.abs(line[:, None] - line[None]))
     assert consecutive == pytest.approx(every, rel=1e-12)
 

@@ -301,8 +301,9 @@ class MetricPrivacy(Notion):
         line = self._line_order()
         if line is not None:  # on a line the consecutive pairs imply every pair
             order, gaps = line
-            scale = balancing_scale(sums[order], np.arange(len(order) - 1), np.arange(1, len(order)),
-                                    self.epsilon * gaps)
+            left, right = np.arange(len(order) - 1), np.arange(1, len(order))
+            scale = balancing_scale(sums[order], np.concatenate([left, right]), np.concatenate([right, left]),
+                                    np.tile(self.epsilon * gaps, 2))
         else:
             scale = balancing_scale_all_pairs(sums, self.epsilon * self.distances())
         deficits = 1.0 - sums / scale
@@ -331,19 +332,19 @@ def exponential_weights(d: np.ndarray, epsilon: float) -> np.ndarray:
 
 def balancing_scale(sums: np.ndarray, i: np.ndarray, j: np.ndarray, exponents: np.ndarray) -> float:
     """The smallest T >= max(sums) for which the deficits a = 1 − sums/T satisfy
-    a_x <= e^{εd} a_x' on the pairs (i, j) given both ways, with ``exponents`` their ε·d:
+    a_i <= e^{εd} a_j on the ordered pairs (i, j), with ``exponents`` their ε·d:
 
-        T − s_x <= e^{εd} (T − s_x')  <=>  T >= s_x' + (s_x' − s_x) / (e^{εd} − 1).
+        T − s_i <= e^{εd} (T − s_j)  <=>  T >= s_j + (s_j − s_i) / (e^{εd} − 1).
 
-    Pairs with ε·d at most TIE_EXPONENT are tied by the envelope and left out here."""
+    Pairs with ε·d at most TIE_EXPONENT are tied by the envelope and left out here; pairs with
+    s_j <= s_i ask nothing beyond max(sums)."""
     scale = float(np.max(sums))
-    keep = exponents > TIE_EXPONENT
-    with np.errstate(over="ignore"):  # e^{εd} = inf: the pair asks nothing of T
-        i, j, growth = i[keep], j[keep], np.expm1(exponents[keep])
-    for a, b in ((i, j), (j, i)):
-        need = sums[b] + (sums[b] - sums[a]) / growth
-        if need.size:
-            scale = max(scale, float(need.max()))
+    keep = (exponents > TIE_EXPONENT) & (sums[j] > sums[i])
+    if np.any(keep):
+        i, j = i[keep], j[keep]
+        with np.errstate(over="ignore"):  # e^{εd} = inf: the pair asks nothing of T
+            growth = np.expm1(exponents[keep])
+        scale = max(scale, float((sums[j] + (sums[j] - sums[i]) / growth).max()))
     return scale
 
 
@@ -355,13 +356,8 @@ def balancing_scale_all_pairs(sums: np.ndarray, exponents: np.ndarray) -> float:
     step = max(1, _BLOCK // max(n, 1))
     for start in range(0, n, step):
         block = exponents[start:start + step]
-        rise = sums[None, :] - sums[start:start + step, None]  # s_x' − s_x, x in the block
-        keep = (block > TIE_EXPONENT) & (rise > 0)
-        if np.any(keep):
-            with np.errstate(over="ignore"):  # e^{εd} = inf: the pair asks nothing of T
-                growth = np.expm1(np.where(keep, block, 1.0))
-            need = sums[None, :] + rise / np.where(keep, growth, 1.0)
-            scale = max(scale, float(need[keep].max()))
+        rows, cols = np.nonzero((sums[None, :] > sums[start:start + step, None]) & (block > TIE_EXPONENT))
+        scale = max(scale, balancing_scale(sums, rows + start, cols, block[rows, cols]))
     return scale
 
 
