@@ -78,3 +78,41 @@ def test_batch_grows_when_the_optimum_needs_every_output():
     assert found.objective == pytest.approx((k - 1) / (k - 1 + np.exp(eps)), rel=1e-9)
     assert found.columns == k
     assert found.rounds <= 12
+
+
+class _TolerantSolution:
+    """A HiGHS model whose solutions carry what its primal feasibility tolerance allows: in
+    every output block with m_y = 0, z_0y = 1.9e-14 (a column 0 beside 1.9e-14, as a loaded
+    run returned once)."""
+
+    def __init__(self, h, width: int):
+        self._h, self._width = h, width
+
+    def __getattr__(self, name):
+        return getattr(self._h, name)
+
+    def getSolution(self):
+        solution = self._h.getSolution()
+        values = np.array(solution.col_value)
+        blocks = values.reshape(-1, self._width)
+        blocks[blocks[:, -1] == 0.0, 0] = 1.9e-14
+        solution.col_value = values.tolist()
+        return solution
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_a_master_solution_outside_the_cone_gives_a_private_design(epsilon):
+    from mechdesign.solvers.column_generation import ColumnRounds
+
+    rng = np.random.default_rng(7)
+    n, k = 9, 11
+    cost = rng.dirichlet(np.ones(n))[:, None] * np.abs(np.arange(n)[:, None] - np.arange(k)[None, :])
+    run = ColumnRounds(cost, LDPCone(n, epsilon), batch=k, initial=list(range(k)))
+    run.master.h = _TolerantSolution(run.master.h, run.master.width)
+    run.advance()
+    design = run.design()
+    blocks = np.asarray(run.master.h.getSolution().col_value).reshape(-1, run.master.width)
+    assert (blocks[:, -1] == 0.0).any()  # some output unused by the master: its column was bent
+    assert mechdesign.audit(design, LDP(epsilon)).holds
+    np.testing.assert_allclose(design.sum(axis=1), 1.0, atol=1e-12)
+    assert run.value == pytest.approx(float((cost * design).sum()), rel=1e-15)

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mechdesign.core.limits import Limits
-from mechdesign.privacy.ldp import links
+from mechdesign.privacy.ldp import LDP, links
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import (
     INF,
@@ -205,11 +205,12 @@ class ColumnRounds:
             raise SolverDeclined(f"a master LP ended {h.modelStatusToString(status)}")
         master, cost = self.master, self.cost
         self.rounds += 1
-        self.value = h.getInfo().objective_function_value
         if self.added:  # adapt the batch to how many of the last columns the master uses
             used, added = master.used(self.added), self.added
             self.batch = 2 * self.batch if used == added else max(1, self.batch // 2) if 2 * used < added else self.batch
         self._solution = (np.array(h.getSolution().col_value), len(master.chosen))
+        self._design = self._private_design()
+        self.value = float((cost * self._design).sum())
         u = master.duals()
         priced = self.cone.price(cost - u[:, None])  # every output: the bound needs them all
         self.latest_bound = dual_bound(u, priced)
@@ -231,15 +232,25 @@ class ColumnRounds:
         return len(self.master.chosen)
 
     def design(self) -> np.ndarray:
-        """The last solved master's design (the constant start before the first round)."""
-        matrix = np.zeros(self.cost.shape)
+        """The last solved master's design, private (the constant start before the first
+        round)."""
         if self._solution is None:
+            matrix = np.zeros(self.cost.shape)
             matrix[:, self._first] = 1.0
             return matrix
+        return self._design
+
+    def _private_design(self) -> np.ndarray:
+        """The last master's columns, repaired where HiGHS's feasibility tolerance let them
+        leave the cone: a block with m_y = 0 may keep z_xy of order 1e-14, a column with zeros
+        beside positive entries, which no ε allows. Such a column's entries are raised to e^-ε
+        times its largest and the rows rescaled (:meth:`LDP.repair`); the value is measured on
+        the repaired design, so it stays a feasible design's."""
         solution, count = self._solution
         blocks = solution[:count * self.master.width].reshape(count, self.master.width)
-        matrix[:, self.master.chosen[:count]] = self.master.incidence @ blocks.T
-        return matrix
+        matrix = np.zeros(self.cost.shape)
+        matrix[:, self.master.chosen[:count]] = np.maximum(self.master.incidence @ blocks.T, 0.0)
+        return LDP(self.cone.epsilon).repair({"design": matrix})["design"]
 
     def result(self, stopped: bool = False) -> ContextSolution:
         return ContextSolution(self.design(), self.value, min(self.bound, self.value), self.rounds,
