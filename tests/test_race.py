@@ -67,8 +67,35 @@ def test_the_methods_run_at_once_in_threads_of_their_own():
     assert second.rounds > 0
     # some step of the second ran while the first was stepping, on another thread
     assert any(s < f_end and f_start < e for s, e in second.spans for f_start, f_end in first.spans)
-    assert first.threads.isdisjoint(second.threads) and threading.get_ident() not in first.threads
+    # the first ran alone in the caller's thread until the second's start, then in a thread of its own
+    assert first.threads.isdisjoint(second.threads) and threading.get_ident() not in second.threads
+    assert first.threads - {threading.get_ident()}
     assert "(at once, one thread each); design from first, bound from first" in path[-1]
+
+
+def test_a_problem_closed_before_the_second_starts_starts_no_thread(monkeypatch):
+    monkeypatch.setattr(race, "SECOND_START", 1.0)
+
+    def no_thread(*args, **kwargs):
+        raise AssertionError("a thread was started")
+
+    monkeypatch.setattr(race.threading, "Thread", no_thread)
+    first = _Timed("first", 0.001, closes_after=3)
+    path: list[str] = []
+    found = race.race(*_turns(first=first, second=_Timed("second", 0.001))[:1], 1e-9, None, path)
+    assert found.objective == found.bound == 1.0 and first.threads == {threading.get_ident()}
+    assert "at once" not in path[-1] and "design from first" in path[-1]
+
+
+def test_a_method_with_a_step_estimate_first_runs_in_the_race_from_the_start(monkeypatch):
+    # such a method may wait for the other in the race (its one step is long), so it is not run
+    # alone first
+    monkeypatch.setattr(race, "SECOND_START", 1.0)
+    first = _Timed("first", 0.001, closes_after=3)
+    turns = portfolio.Turns({"first": lambda: first, "second": lambda: _Timed("second", 0.001)},
+                            latency={"first": lambda: 0.0})
+    race.race(turns, 1e-9, None, [])
+    assert threading.get_ident() not in first.threads
 
 
 def test_the_other_method_stops_at_its_next_look_once_the_gap_closes():
@@ -145,6 +172,7 @@ def test_a_method_whose_one_step_outlasts_the_limit_is_not_started():
 @pytest.mark.parametrize("threads,raced", [("1", False), ("2", True), ("3", True)])
 def test_the_methods_race_only_when_each_can_have_a_thread(monkeypatch, threads, raced):
     monkeypatch.setenv("MECHDESIGN_THREADS", threads)
+    monkeypatch.setattr(race, "SECOND_START", 0.0)  # (no time alone: a race starts its threads at once)
     turns, _ = _turns(first=_Timed("first", 0.001, closes_after=2), second=_Timed("second", 0.001))
     path: list[str] = []
     race.compete(turns, 1e-9, None, path)
@@ -207,7 +235,9 @@ def test_the_race_s_end_interrupts_a_highs_run_in_progress(monkeypatch):
     lp = LongLP()
     turns, _ = _turns(lp=lp, quick=_Timed("quick", 0.01, closes_after=1))
     race.race(turns, 1e-9, None, [])
-    assert lp.statuses == [highspy.HighsModelStatus.kInterrupt]  # stopped in its first run
+    # stopped in its run in the race (alone first, it stopped at the end of its time alone)
+    assert lp.statuses in ([highspy.HighsModelStatus.kInterrupt],
+                           [highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt])
     assert lp.statuses[0] in STOPPED
 
 

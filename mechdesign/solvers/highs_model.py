@@ -68,11 +68,13 @@ def give_time(h: highspy.Highs, limits) -> None:
     :class:`~mechdesign.core.limits.Limits`, or None) have left (HiGHS option "time_limit"), so
     that one long solve cannot overrun the deadline by much. HiGHS measures that limit on its
     own run clock, which accumulates over every run of the model, so the limit set is the
-    clock's reading plus the time left (at least MIN_SECONDS)."""
+    clock's reading plus the time left (at least MIN_SECONDS). Limits without a time limit lift
+    any limit an earlier run was given (a method run alone first, then in a race)."""
     watch = getattr(limits, "watch", None)
     if watch is not None:  # the limits can also end the run early (methods racing: the race's end)
         watch(h)
     if limits is None or limits.time_limit is None:
+        h.setOptionValue("time_limit", highspy.kHighsInf)
         return
     h.setOptionValue("time_limit", float(h.getRunTime()) + max(float(limits.remaining()), MIN_SECONDS))
 

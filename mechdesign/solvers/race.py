@@ -16,7 +16,9 @@ under a second on 1,000 values), and a HiGHS run in progress is interrupted when
 (it would otherwise run on to its master's optimum, seconds on 1,000 values; giving it slices
 of time instead made every resumed run pay its start again, and a large master never
 finished). The second method starts :data:`SECOND_START` seconds after the first, so a problem
-the first closes at once never allocates the second's arrays. As in the turns, a method that
+the first closes at once never allocates the second's arrays; the first spends those seconds in
+the caller's thread (unless it has a one-step estimate, below), so such a problem starts no
+thread at all. As in the turns, a method that
 estimates its one step before it starts (the line's interior point times its factorisations)
 waits until the race is that old, or until the others have stopped: the race would otherwise
 wait for that step when the other closes the gap during it (a 2,000-point line's step takes
@@ -37,7 +39,7 @@ from mechdesign.core.limits import Limits
 from mechdesign.core.threads import limited, solver_threads
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
-from mechdesign.solvers.portfolio import FIRST_TURN, Turns, interleave
+from mechdesign.solvers.portfolio import FIRST_TURN, Turn, Turns, interleave
 
 #: seconds after the first method's start at which the second starts
 SECOND_START = FIRST_TURN
@@ -120,6 +122,19 @@ def compete(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     return run(turns, tol, limits, path, accept)
 
 
+def _alone_first(turns: Turns, tol: float, limits: Limits | None, share: int) -> tuple[str, str] | None:
+    """The race's first :data:`SECOND_START` seconds, in the caller's thread: the first method
+    runs alone then anyway, and a problem it closes within them (a 10-point line: a millisecond)
+    would otherwise pay for starting and waiting on threads, more than its solve (1.3 ms against
+    1 ms). (The method's name, its turn's outcome), or None when there is no such turn: no
+    delay before the second, or the first method waits for its one-step estimate in the race."""
+    first = next(iter(turns.starters))
+    if SECOND_START <= 0.0 or first in turns.latency:
+        return None
+    with limited(share):
+        return first, turns.play(first, Turn(limits, SECOND_START), limits, tol)
+
+
 def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
          accept: float | None = None) -> ContextSolution:
     """Run ``turns``' methods at once, one thread each, until the shared gap closes to ``tol``
@@ -163,14 +178,22 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                 if len(turns.retired) == len(turns.starters):
                     over.set()
                 finished.append(name)
-                if len(finished) == len(turns.starters):
+                if len(finished) == expected:
                     done.set()
 
-    turns.raced = True
     begun = time.perf_counter()
-    lanes = [threading.Thread(target=lane, args=(name, SECOND_START if k else 0.0), name=f"mechdesign {name}", daemon=True)
-             for k, name in enumerate(turns.starters)]
     with one_blas_thread():  # every method on one core: the limit is process-wide, set once here
+        solo = _alone_first(turns, tol, limits, share)
+        if solo is not None and turns.ends(solo[1], accept):
+            return turns.conclude(*solo, path)
+        turns.raced = True
+        second = max(SECOND_START - (time.perf_counter() - begun), 0.0)
+        names = [name for name in turns.starters if name not in turns.retired]
+        if not names:
+            raise SolverDeclined("; ".join(turns.declined))
+        expected = len(names)
+        lanes = [threading.Thread(target=lane, args=(name, second if k else 0.0), name=f"mechdesign {name}",
+                                  daemon=True) for k, name in enumerate(names)]
         # waits on an event, not on the threads: an interrupted join leaves a thread that a
         # later join waits for forever (Python 3.11)
         try:
