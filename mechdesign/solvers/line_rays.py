@@ -67,9 +67,9 @@ EXACT_GAP = 1e-9
 
 def _psi(h: np.ndarray, down: np.ndarray, up: np.ndarray) -> np.ndarray:
     """min over the next entry's allowed ratios [down, up] of ratio·h (beyond the float range,
-    0 or −inf, never inf·0 = NaN: lower values only loosen the bound built on them)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(h >= 0, down * np.maximum(h, 0.0), up * np.minimum(h, 0.0))
+    0 or −inf, never inf·0 = NaN: lower values only loosen the bound built on them). Called
+    with overflow and invalid-operation warnings off (:meth:`LinePricing.price`)."""
+    return np.where(h >= 0, down * np.maximum(h, 0.0), up * np.minimum(h, 0.0))
 
 
 @dataclass
@@ -90,13 +90,14 @@ class LinePricing:
         n, m = a.shape
         right = np.zeros((n + 1, m))  # right[x]: best value of x..n-1 given v_x = 1
         left = np.zeros((n + 1, m))   # left[x + 1]: best value of 0..x given v_x = 1
-        for x in range(n - 1, -1, -1):
-            right[x] = a[x] + (_psi(right[x + 1], self.down[x], self.up[x]) if x < n - 1 else 0.0)
-        for x in range(n):
-            left[x + 1] = a[x] + (_psi(left[x], self.down[x - 1], self.up[x - 1]) if x > 0 else 0.0)
-        value = a.copy()
-        value[:-1] += _psi(right[1:n], self.down, self.up)
-        value[1:] += _psi(left[1:n], self.down, self.up)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for x in range(n - 1, -1, -1):
+                right[x] = a[x] + (_psi(right[x + 1], self.down[x], self.up[x]) if x < n - 1 else 0.0)
+            for x in range(n):
+                left[x + 1] = a[x] + (_psi(left[x], self.down[x - 1], self.up[x - 1]) if x > 0 else 0.0)
+            value = a.copy()
+            value[:-1] += _psi(right[1:n], self.down, self.up)
+            value[1:] += _psi(left[1:n], self.down, self.up)
         anchor = value.argmin(axis=0)
         return value[anchor, np.arange(m)], anchor, right, left
 

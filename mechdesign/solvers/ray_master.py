@@ -59,6 +59,10 @@ DENSE_ENTRIES = 40_000
 #: so still a valid bound): entries e^{−60} below their partner's are far under the LPs'
 #: tolerances, and chaining them would take ever more auxiliary entries (ε = 1e6: 80 000 each)
 CHAIN_MAX_EXPONENT = 60.0
+#: columns handed to HiGHS at once (bounds the dense copies :meth:`RayMaster.add` makes)
+ADD_CHUNK = 256
+
+
 class RayMaster:
     """The restricted master LP over (output, ray) columns, in highspy.
 
@@ -81,25 +85,23 @@ class RayMaster:
 
     def add(self, outputs: list[int], rays: list[np.ndarray]) -> None:
         """Columns (output y, ray v with peak 1): cost Σ_x C[x, y] v_x, entries v per input orbit."""
-        costs, starts, index, values, p = [], [], [], [], 0
-        order = self.symmetry.order
-        for y, full in zip(outputs, rays):
-            v = np.where(full < TRUNCATE, 0.0, full)  # peak 1; HiGHS drops tiny entries anyway
-            nz = np.flatnonzero(v)
-            costs.append(order * float(self.cost[nz, y] @ v[nz]))
-            sums = self.symmetry.row_sums(v)
-            rows = np.flatnonzero(sums)
-            starts.append(p)
-            index.append(rows)
-            values.append(sums[rows])
-            p += rows.size
-        k = len(outputs)
-        status = self.h.addCols(k, np.array(costs), np.zeros(k), np.full(k, INF), p,
-                                np.array(starts, dtype=np.int32), np.concatenate(index).astype(np.int32),
-                                np.concatenate(values))
-        checked(status, "new master columns")
+        for first in range(0, len(outputs), ADD_CHUNK):
+            self._add(outputs[first:first + ADD_CHUNK], rays[first:first + ADD_CHUNK])
         self.outputs += outputs
         self.rays += rays
+
+    def _add(self, outputs: list[int], rays: list[np.ndarray]) -> None:
+        """:meth:`add` for one chunk of columns, as arrays."""
+        k = len(outputs)
+        v = np.vstack(rays)
+        v[v < TRUNCATE] = 0.0  # peak 1; HiGHS drops tiny entries anyway
+        costs = self.symmetry.order * np.einsum("kx,xk->k", v, self.cost[:, outputs])
+        sums = v[:, self.symmetry.inverse[:, self.symmetry.representatives]].sum(axis=1)
+        column, row = np.nonzero(sums)  # column by column, each column's rows rising
+        starts = np.searchsorted(column, np.arange(k)).astype(np.int32)
+        status = self.h.addCols(k, costs, np.zeros(k), np.full(k, INF), row.size, starts,
+                                row.astype(np.int32), sums[column, row])
+        checked(status, "new master columns")
 
     def solve(self, limits=None) -> tuple[float, np.ndarray] | None:
         """(value, duals spread over every input), or None when HiGHS ends without an optimum."""
