@@ -460,6 +460,9 @@ class _CutPricing:
             return price(pricing, vector, limits, fresh)
 
         monkeypatch.setattr(ConePricing, "price", recorded)
+        # the deadlines here are fakes a nanosecond away: no time is kept for the transfer bounds
+        # (tested on its own below)
+        monkeypatch.setattr(ConePricing, "transfer_reserve", lambda pricing, a, columns: 0.0)
 
     def pricer(self):
         made = dantzig_wolfe._pricer(self.cost, self.distances, self.pairs, 0.5, symmetry.trivial(self.cost.shape[0]),
@@ -573,6 +576,69 @@ def test_a_pass_that_cannot_end_before_the_deadline_stops_early_with_a_valid_bou
     np.testing.assert_allclose(prices[priced:], np.maximum(box[unpriced], transfer), rtol=1e-12)
     assert lagrangian + case.u.sum() <= whole.bound + 1e-12 * abs(whole.bound)
     assert not early or lagrangian + case.u.sum() < whole.bound - 1e-6
+
+
+class _Deadline:
+    """A solve's limits with a fixed number of seconds left, never expired."""
+
+    time_limit = 1000.0
+
+    def __init__(self, left: float):
+        self.left = left
+
+    def remaining(self):
+        return self.left
+
+    def expired(self):
+        return False
+
+
+@pytest.mark.parametrize("left, cut", [(10.0, True), (1000.0, False)])
+def test_a_pass_keeps_the_transfer_bounds_time_before_the_deadline(monkeypatch, left, cut):
+    # the transfer bounds are timed at 1 s an output, so 23 outputs need 23 s: with 10 s left
+    # nothing is priced (the outputs get their transfer bounds), with 1,000 s every output is;
+    # within a turn of the same solve the turn's end does not count, the solve's deadline does
+    from mechdesign.solvers.portfolio import Turn
+
+    case = _CutPricing(monkeypatch)
+    monkeypatch.undo()  # the real pricing and reserve
+    pricer = case.pricer()
+    pricer.pricing.transfer_seconds = 1.0
+    assert pricer.pricing.transfer_reserve(None, pricer.columns) == pricer.columns.size
+    a = case.cost - case.u[:, None]
+    for limits in (_Deadline(left), Turn(_Deadline(left), 1000.0)):
+        *_, priced, prices, _ = dantzig_wolfe._price_exactly(
+            pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5, -1e-12, pricer.cap, limits)
+        assert (priced == 0) is cut and (priced == pricer.columns.size) is not cut
+        transfer = pricer.pricing.transfer_bounds(a, pricer.columns)
+        assert np.all(prices >= transfer) and (not cut or np.array_equal(prices, transfer))
+        pricer.pricing.transfer_seconds = 1.0
+    # without a deadline nothing is kept, and nothing is timed
+    pricer.pricing.transfer_seconds = None
+    *_, priced, _, _ = dantzig_wolfe._price_exactly(
+        pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5, -1e-12, pricer.cap, None)
+    assert priced == pricer.columns.size
+
+
+def test_the_first_reserve_is_timed_on_a_few_outputs(monkeypatch):
+    case = _CutPricing(monkeypatch)
+    monkeypatch.undo()
+    pricing = case.pricer().pricing
+    a = case.cost - case.u[:, None]
+    timed = []
+    bounds = cone_pricing.ConePricing.transfer_bounds
+
+    def counted(self, a, columns):
+        timed.append(columns.size)
+        return bounds(self, a, columns)
+
+    monkeypatch.setattr(cone_pricing.ConePricing, "transfer_bounds", counted)
+    columns = np.arange(a.shape[1])
+    reserve = pricing.transfer_reserve(a, columns)
+    assert timed == [min(cone_pricing.TIMED_OUTPUTS, columns.size)] and reserve > 0.0
+    assert reserve == pytest.approx(pricing.transfer_seconds * columns.size)
+    pricing.transfer_reserve(a, columns)
+    assert len(timed) == 1  # timed once
 
 
 def test_after_a_whole_pass_a_pass_is_never_stopped_early(monkeypatch):

@@ -124,14 +124,25 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     before the deadline stops early, once it has found a ray and priced for
     :data:`PRICING_PER_MASTER` times that long: it could prove no bound at the deadline anyway,
     and its rays would wait there unused (1,500 airports: one pass takes about ten minutes, and
-    the design returned at a ten-minute limit was the first master's)."""
+    the design returned at a ten-minute limit was the first master's).
+
+    Under a solve with a time limit the pass stops pricing when the time the transfer bounds are
+    expected to take is all that is left before the deadline
+    (:meth:`ConePricing.transfer_reserve`): at 5,000 locations they took half a minute after a
+    pass cut at the deadline, and the result came late."""
     prices = np.zeros(columns.size)
     violated = np.zeros(pricing.i.size, dtype=bool)
     rays, priced, stop = [], 0, False
+    # the solve's deadline (not a turn's end, which the turns give back) is kept for the
+    # transfer bounds every output gets once the pass ends
+    outer = getattr(limits, "outer", limits)
+    timed = getattr(outer, "time_limit", None) is not None
+    reserve = pricing.transfer_reserve(a, columns) if timed else 0.0
     begun = time.perf_counter()
     for c in np.roll(np.arange(columns.size), -start):
         y = columns[c]
-        if stop or (limits is not None and limits.expired()):  # the box's own bound
+        cut = (limits is not None and limits.expired()) or (timed and outer.remaining() <= reserve)
+        if stop or cut:  # the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
         prices[c], v = pricing.price(a[:, y], limits)
