@@ -124,9 +124,9 @@ def compete(turns: Turns, tol: float, limits: Limits | None, path: list[str],
 
 def _alone_first(turns: Turns, tol: float, limits: Limits | None, share: int) -> tuple[str, str] | None:
     """The race's first :data:`SECOND_START` seconds, in the caller's thread: the first method
-    runs alone then anyway, and a problem it closes within them (a 10-point line: a millisecond)
-    would otherwise pay for starting and waiting on threads, more than its solve (1.3 ms against
-    1 ms). (The method's name, its turn's outcome), or None when there is no such turn: no
+    runs alone then anyway, and a problem it closes within them would otherwise pay for starting
+    and waiting on threads (a 10-point line: 2.4 ms a call with the threads, 1.5 ms without).
+    (The method's name, its turn's outcome), or None when there is no such turn: no
     delay before the second, or the first method waits for its one-step estimate in the race."""
     first = next(iter(turns.starters))
     if SECOND_START <= 0.0 or first in turns.latency:
