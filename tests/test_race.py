@@ -81,8 +81,9 @@ def test_a_problem_closed_before_the_second_starts_starts_no_thread(monkeypatch)
 
     monkeypatch.setattr(race.threading, "Thread", no_thread)
     first = _Timed("first", 0.001, closes_after=3)
+    turns, _ = _turns(first=first, second=_Timed("second", 0.001))
     path: list[str] = []
-    found = race.race(*_turns(first=first, second=_Timed("second", 0.001))[:1], 1e-9, None, path)
+    found = race.race(turns, 1e-9, None, path)
     assert found.objective == found.bound == 1.0 and first.threads == {threading.get_ident()}
     assert "at once" not in path[-1] and "design from first" in path[-1]
 

@@ -156,7 +156,7 @@ class ConePricing:
         """Seconds the transfer bounds of ``columns`` are expected to take (:meth:`transfer_bounds`
         at the pace per output of its last call, or of :data:`TIMED_OUTPUTS` outputs spread over
         ``columns`` timed now): a pass that must end by a deadline stops pricing that much
-        earlier (5,000 locations: about 7 ms an output, half a minute in all)."""
+        earlier (5,000 airports: 8.4 ms an output, 42 s in all; 1,500: 2.5 ms, 3.8 s)."""
         if self.transfer_seconds is None:
             self.transfer_bounds(a, columns[::max(columns.size // TIMED_OUTPUTS, 1)][:TIMED_OUTPUTS])
         return (self.transfer_seconds or 0.0) * columns.size
