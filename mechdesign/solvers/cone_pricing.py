@@ -157,7 +157,8 @@ class ConePricing:
         at the pace per output of its last call, or of :data:`TIMED_OUTPUTS` outputs spread over
         ``columns`` timed now): a pass that must end by a deadline stops pricing that much
         earlier (5,000 airports: 8.4 ms an output, 42 s in all; 1,500: 2.5 ms, 3.8 s)."""
-        if self.transfer_seconds is None:
+        if self.transfer_seconds is None:  # (one output first, untimed: the kernel's compile or load)
+            self.transfer_bounds(a, columns[:1])
             self.transfer_bounds(a, columns[::max(columns.size // TIMED_OUTPUTS, 1)][:TIMED_OUTPUTS])
         return (self.transfer_seconds or 0.0) * columns.size
 

@@ -107,6 +107,25 @@ def _cannot_finish(limits, begun: float, priced: int, left: int) -> bool:
     return spent / priced * left > solve_limits.remaining()
 
 
+class _BeforeReserve:
+    """``limits`` for one pricing LP, ending ``reserve`` seconds before the solve's deadline
+    (``outer``): HiGHS is given the time up to there, not up to the deadline itself. A race's
+    interrupt (``watch``) is passed on."""
+
+    def __init__(self, limits, outer, reserve: float):
+        self.limits, self.outer, self.reserve = limits, outer, reserve
+        self.time_limit = outer.time_limit
+        watch = getattr(limits, "watch", None)
+        if watch is not None:
+            self.watch = watch
+
+    def remaining(self) -> float:
+        return max(min(self.limits.remaining(), self.outer.remaining() - self.reserve), 0.0)
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+
 def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, weights: np.ndarray,
                    distances: np.ndarray, epsilon: float, threshold: float, cap: float, limits=None,
                    start: int = 0, known: np.ndarray | None = None, master_seconds: float | None = None):
@@ -129,7 +148,8 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     Under a solve with a time limit the pass stops pricing when the time the transfer bounds are
     expected to take is all that is left before the deadline
     (:meth:`ConePricing.transfer_reserve`): at 5,000 airports they take 42 s, all after the
-    pass."""
+    pass. Each pricing LP is given the time up to there, not up to the deadline: the first LP at
+    5,000 airports ran for minutes, up to the deadline, and the transfer bounds came after it."""
     prices = np.zeros(columns.size)
     violated = np.zeros(pricing.i.size, dtype=bool)
     rays, priced, stop = [], 0, False
@@ -145,7 +165,7 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
         if stop or cut:  # the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
-        prices[c], v = pricing.price(a[:, y], limits)
+        prices[c], v = pricing.price(a[:, y], _BeforeReserve(limits, outer, reserve) if timed else limits)
         priced += 1
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)
