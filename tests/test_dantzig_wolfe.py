@@ -816,21 +816,3 @@ def test_the_first_master_holds_the_exponential_mechanism_with_its_best_remap():
     assert np.allclose(k.sum(axis=1), 1.0, atol=1e-9)
     level = MetricPrivacy(epsilon, notion.metric, notion.domain).level(k)
     assert level <= epsilon * (1 + 1e-6)
-
-
-def test_the_first_pricing_cone_keeps_pairs_within_each_points_own_spacing():
-    # a row of points 1 apart and one point 50 away: the first cone (radius 3 spacings in an
-    # exact run) keeps the row's pairs within 3 and the remote point's pairs within 150, not
-    # every pair within 150 (the remote point's spacing used for all); coincident points do not
-    # make a spacing of 0
-    pts = np.array([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 56.0])
-    distances = np.abs(pts[:, None] - pts[None, :])
-    i, j = np.nonzero(~np.eye(pts.size, dtype=bool))
-    spacing = dantzig_wolfe.local_spacing(distances, i, j)
-    assert np.array_equal(spacing, np.where((i == 8) | (j == 8), 50.0, 1.0))
-    cost = np.abs(pts[:, None] - pts[None, :])
-    pricer = dantzig_wolfe._pricer(cost, distances, (i, j), 0.5, symmetry.trivial(pts.size), 1e-9)
-    active = pricer.pricing.active
-    kept = distances[pricer.pricing.i[active], pricer.pricing.j[active]]
-    remote = (pricer.pricing.i[active] == 8) | (pricer.pricing.j[active] == 8)
-    assert kept[~remote].max() == dantzig_wolfe.INITIAL_RADIUS and remote.sum() == 16

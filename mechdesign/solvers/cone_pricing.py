@@ -38,8 +38,8 @@ class ConePricing:
 
     for pairs (i, j) with distances d (``pairs`` = (i, j, d), n entries). One HiGHS model
     serves every column (only the costs change, so each solve restarts from the previous
-    basis). S starts with the pairs at distance at most ``initial`` (one radius for every pair,
-    or one per pair; all pairs by default) and grows by :meth:`activate`; since fewer pairs make a larger cone, every value is a lower
+    basis). S starts with the pairs at distance at most ``initial`` (all of them by default) and
+    grows by :meth:`activate`; since fewer pairs make a larger cone, every value is a lower
     bound on the box minimum over the full cone. The value reported is not the solver's
     objective but the bound its row duals prove
     (:func:`~mechdesign.solvers.ray_master.proven_box_minimum`), so the Lagrangian bound
@@ -55,10 +55,9 @@ class ConePricing:
     (relative) below a master no ray could improve."""
 
     def __init__(self, n: int, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float,
-                 initial: float | np.ndarray = np.inf):
+                 initial: float = np.inf):
         i, j, d = pairs
         usable = epsilon * d <= CHAIN_MAX_EXPONENT
-        initial = np.broadcast_to(initial, d.shape)[usable]
         self.i, self.j, self.d = i[usable], j[usable], d[usable]
         with np.errstate(over="ignore"):
             self.coef = np.exp(epsilon * self.d)

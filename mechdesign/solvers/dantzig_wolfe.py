@@ -304,27 +304,17 @@ def _seeded_master(cost: np.ndarray, distances: np.ndarray, epsilon: float, symm
     return master
 
 
-def local_spacing(distances: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Per pair (i, j), the larger of its two points' distances to their nearest point apart
-    from them (coincident points do not count): the pricing cone starts with the pairs within a
-    few such spacings. On a lattice every spacing is the same; among scattered points one remote
-    point's spacing, used for every pair, made the first cone of 5,000 airports hold the pairs
-    within 342 km (three million)."""
-    with np.errstate(invalid="ignore"):
-        nearest = np.where(distances > 0.0, distances, np.inf).min(axis=1)
-    return np.maximum(nearest[i], nearest[j])
-
-
 def _pricer(cost, distances, pairs, epsilon, symmetry: Symmetry, gap: float, order=None) -> _Pricer:
     n, m = cost.shape
     if symmetry.order > 1:  # outputs = inputs: one output per orbit, standing for its orbit
         columns, weights = symmetry.representatives, symmetry.sizes
     else:
         columns, weights = (np.arange(m) if order is None else order), np.ones(m, dtype=int)
+    nearest = np.sort(distances + np.diag(np.full(n, np.inf)), axis=1)[:, 0].max()
     exact = gap <= EXACT_GAP
     i, j = pairs
     pricing = ConePricing(n, (i, j, distances[i, j]), epsilon,
-                          initial=(INITIAL_RADIUS if exact else APPROXIMATE_RADIUS) * local_spacing(distances, i, j))
+                          initial=(INITIAL_RADIUS if exact else APPROXIMATE_RADIUS) * nearest)
     cap = peak_cap(radius(distances), epsilon)
     return _Pricer(pricing, columns, weights, distances, epsilon, cap, cap < m, exact)
 
