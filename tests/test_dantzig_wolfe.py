@@ -566,16 +566,18 @@ def test_a_pass_that_cannot_end_before_the_deadline_stops_early_with_a_valid_bou
         deadline, 0, None, master_seconds)
     assert stopped is early and (priced < pricer.columns.size) is early
     assert len(rays) >= 1 and (not early or len(rays) == 1)
-    whole = case.pricer()
-    whole.round(case.cost, case.u, -1e-12)
-    # the outputs left unpriced count with their transfer bounds (at least their box minima): a
-    # bound, lower than the whole pass's
+    # the outputs left unpriced count with their transfer and flow bounds (at least their box
+    # minima); every price is a bound on the box minimum over the whole cone, computed apart
     box = np.minimum(a, 0.0).sum(axis=0)
     unpriced = pricer.columns[priced:]
     transfer = pricer.pricing.transfer_bounds(a, unpriced)
-    np.testing.assert_allclose(prices[priced:], np.maximum(box[unpriced], transfer), rtol=1e-12)
-    assert lagrangian + case.u.sum() <= whole.bound + 1e-12 * abs(whole.bound)
-    assert not early or lagrangian + case.u.sum() < whole.bound - 1e-6
+    flows = pricer.pricing.flow_bounds(a, unpriced) if early else np.full(unpriced.size, -np.inf)
+    np.testing.assert_allclose(prices[priced:], np.maximum.reduce([box[unpriced], transfer, flows]), rtol=1e-12)
+    exact = cone_pricing.ConePricing(a.shape[0], (case.pairs[0], case.pairs[1], case.distances[case.pairs]), 0.5)
+    whole = np.array([exact.price(a[:, y])[0] for y in pricer.columns])
+    assert np.all(prices <= whole + 1e-12)
+    if early:  # the flow bounds are those box minima (every pair is among each input's nearest)
+        np.testing.assert_allclose(prices, whole, rtol=1e-7, atol=1e-12)
 
 
 class _Deadline:
@@ -595,7 +597,7 @@ class _Deadline:
 
 @pytest.mark.parametrize("left, cut", [(10.0, True), (1000.0, False)])
 def test_a_pass_keeps_the_transfer_bounds_time_before_the_deadline(monkeypatch, left, cut):
-    # the transfer bounds are timed at 1 s an output, so 23 outputs need 23 s: with 10 s left
+    # the transfer and flow bounds are timed at 1 s an output, so 23 outputs need 23 s: with 10 s left
     # nothing is priced (the outputs get their transfer bounds), with 1,000 s every output is;
     # within a turn of the same solve the turn's end does not count, the solve's deadline does
     from mechdesign.solvers.portfolio import Turn
@@ -603,7 +605,7 @@ def test_a_pass_keeps_the_transfer_bounds_time_before_the_deadline(monkeypatch, 
     case = _CutPricing(monkeypatch)
     monkeypatch.undo()  # the real pricing and reserve
     pricer = case.pricer()
-    pricer.pricing.transfer_seconds = 1.0
+    pricer.pricing.transfer_seconds, pricer.pricing.flow_seconds = 0.75, 0.25
     assert pricer.pricing.transfer_reserve(None, pricer.columns) == pricer.columns.size
     a = case.cost - case.u[:, None]
     for limits in (_Deadline(left), Turn(_Deadline(left), 1000.0)):
@@ -611,8 +613,9 @@ def test_a_pass_keeps_the_transfer_bounds_time_before_the_deadline(monkeypatch, 
             pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5, -1e-12, pricer.cap, limits)
         assert (priced == 0) is cut and (priced == pricer.columns.size) is not cut
         transfer = pricer.pricing.transfer_bounds(a, pricer.columns)
-        assert np.all(prices >= transfer) and (not cut or np.array_equal(prices, transfer))
-        pricer.pricing.transfer_seconds = 1.0
+        flows = pricer.pricing.flow_bounds(a, pricer.columns)  # (a pass that priced nothing has them)
+        assert np.all(prices >= transfer) and (not cut or np.array_equal(prices, np.maximum(transfer, flows)))
+        pricer.pricing.transfer_seconds, pricer.pricing.flow_seconds = 0.75, 0.25
     # without a deadline nothing is kept, and nothing is timed
     pricer.pricing.transfer_seconds = None
     *_, priced, _, _ = dantzig_wolfe._price_exactly(
@@ -621,8 +624,8 @@ def test_a_pass_keeps_the_transfer_bounds_time_before_the_deadline(monkeypatch, 
 
 
 def test_each_pricing_lp_ends_where_the_transfer_bounds_time_begins(monkeypatch):
-    # 1,000 s left and 23 s kept for the transfer bounds: each pricing LP is handed the 977 s up
-    # to there, not the 1,000 s up to the deadline (where the transfer bounds would begin late)
+    # 1,000 s left and 23 s kept for the transfer and flow bounds: each pricing LP is handed the
+    # 977 s up to there, not the 1,000 s up to the deadline (where those bounds would begin late)
     from mechdesign.solvers.portfolio import Turn
 
     case = _CutPricing(monkeypatch)
@@ -640,7 +643,7 @@ def test_each_pricing_lp_ends_where_the_transfer_bounds_time_begins(monkeypatch)
     kept = float(pricer.columns.size)
     for limits, most in ((_Deadline(1000.0), 1000.0 - kept), (Turn(_Deadline(1000.0), 5.0), 5.0)):
         handed.clear()
-        pricer.pricing.transfer_seconds = 1.0
+        pricer.pricing.transfer_seconds, pricer.pricing.flow_seconds = 0.75, 0.25
         dantzig_wolfe._price_exactly(pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5,
                                      -1e-12, pricer.cap, limits)
         assert len(handed) == pricer.columns.size and max(handed) <= most and min(handed) > most - 1.0
@@ -663,7 +666,7 @@ def test_the_first_reserve_is_timed_on_a_few_outputs(monkeypatch):
     reserve = pricing.transfer_reserve(a, columns)
     # one output first, untimed (the compiled kernel's first call may compile it), then a few
     assert timed == [1, min(cone_pricing.TIMED_OUTPUTS, columns.size)] and reserve > 0.0
-    assert reserve == pytest.approx(pricing.transfer_seconds * columns.size)
+    assert reserve == pytest.approx((pricing.transfer_seconds + pricing.flow_seconds) * columns.size)
     pricing.transfer_reserve(a, columns)
     assert len(timed) == 2  # timed once
 

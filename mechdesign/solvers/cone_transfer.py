@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechdesign.solvers.cone_flow import flow_bound
 from mechdesign.solvers.ray_master import box_lagrangian_bound
 
 #: pairs kept per input for the transfer bound (its nearest partners)
@@ -56,3 +57,11 @@ class TransferBound:
         lam = transfer(a, self.i, self.j, self.coef)
         used = np.flatnonzero(lam)  # (the pairs that carry nothing add nothing: at most 2n carry)
         return box_lagrangian_bound(a, self.i[used], self.j[used], self.coef[used], lam[used])
+
+    def flow(self, a: np.ndarray, limits=None) -> float:
+        """The flow bound over the same pairs (:func:`~mechdesign.solvers.cone_flow.flow_bound`):
+        the box minimum over them, where the greedy transfer can lie far below it."""
+        a = np.ascontiguousarray(a, dtype=float)
+        if not np.all(np.isfinite(a)):
+            return float(np.minimum(a, 0.0).sum())
+        return flow_bound(a, self.i, self.j, self.coef, limits)

@@ -30,7 +30,7 @@ from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
 from mechdesign.solvers.metric_orbits import exact_symmetry
-from mechdesign.solvers.portfolio import Turns, interleave
+from mechdesign.solvers.portfolio import BeforeReserve, Turns, interleave
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
@@ -107,25 +107,6 @@ def _cannot_finish(limits, begun: float, priced: int, left: int) -> bool:
     return spent / priced * left > solve_limits.remaining()
 
 
-class _BeforeReserve:
-    """``limits`` for one pricing LP, ending ``reserve`` seconds before the solve's deadline
-    (``outer``): HiGHS is given the time up to there, not up to the deadline itself. A race's
-    interrupt (``watch``) is passed on."""
-
-    def __init__(self, limits, outer, reserve: float):
-        self.limits, self.outer, self.reserve = limits, outer, reserve
-        self.time_limit = outer.time_limit
-        watch = getattr(limits, "watch", None)
-        if watch is not None:
-            self.watch = watch
-
-    def remaining(self) -> float:
-        return max(min(self.limits.remaining(), self.outer.remaining() - self.reserve), 0.0)
-
-    def expired(self) -> bool:
-        return self.remaining() <= 0.0
-
-
 def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, weights: np.ndarray,
                    distances: np.ndarray, epsilon: float, threshold: float, cap: float, limits=None,
                    start: int = 0, known: np.ndarray | None = None, master_seconds: float | None = None):
@@ -137,7 +118,11 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     outputs left unpriced enter the bound with their transfer bound
     (:meth:`ConePricing.transfer_bounds`, which also raises the priced ones' where higher), or
     with ``known[c]`` when that is higher: a price proven earlier and carried to these reduced
-    costs (:meth:`_Pricer._carried`), so that rounds cut short add up to a whole pass.
+    costs (:meth:`_Pricer._carried`), so that rounds cut short add up to a whole pass. A pass
+    that did not price every output then raises the lowest prices first to their flow bounds
+    (:meth:`ConePricing.flow_bounds`, the box minimum over the full cone's nearest pairs, which
+    the transfer bound and the LPs over the active pairs can lie far below) until ``limits``
+    expire.
 
     With ``master_seconds`` (the master's last solve), a pass that at its own pace would not end
     before the deadline stops early, once it has found a ray and priced for
@@ -165,7 +150,7 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
         if stop or cut:  # the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
-        prices[c], v = pricing.price(a[:, y], _BeforeReserve(limits, outer, reserve) if timed else limits)
+        prices[c], v = pricing.price(a[:, y], BeforeReserve(limits, outer, reserve) if timed else limits)
         priced += 1
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)
@@ -180,6 +165,9 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
     np.maximum(prices, pricing.transfer_bounds(a, columns), out=prices)
     if known is not None:  # (each of the bounds the same box minimum)
         np.maximum(prices, known, out=prices)
+    if priced < columns.size:  # a pass cut short: flow bounds, the lowest prices first, as time allows
+        lowest = np.argsort(prices, kind="stable")
+        prices[lowest] = np.maximum(prices[lowest], pricing.flow_bounds(a, columns[lowest], limits))
     return rays, capped_sum(np.repeat(prices, weights), cap), violated, priced, prices, stop
 
 

@@ -67,6 +67,25 @@ class Turn:
         return self.remaining() <= 0.0
 
 
+class BeforeReserve:
+    """``limits`` (a turn, a race's window or the solve's) ending ``reserve`` seconds before the
+    solve's deadline (``outer``) at the latest: a HiGHS run is given the time up to there, not up
+    to the deadline itself. A race's interrupt (``watch``) is passed on."""
+
+    def __init__(self, limits, outer, reserve: float):
+        self.limits, self.outer, self.reserve = limits, outer, reserve
+        self.time_limit = outer.time_limit
+        watch = getattr(limits, "watch", None)
+        if watch is not None:
+            self.watch = watch
+
+    def remaining(self) -> float:
+        return max(min(self.limits.remaining(), self.outer.remaining() - self.reserve), 0.0)
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+
 class Turns:
     """The methods' bookkeeping: each is started at its first turn (so that the interior point's
     dense |X|×|Y| arrays are never allocated when column generation finishes in its first turn),

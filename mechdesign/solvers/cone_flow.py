@@ -1,0 +1,73 @@
+"""The box minimum over the d-privacy cone through its dual as a flow with gains: one small LP.
+
+For reduced costs a and the cone's pairs v_x <= c v_x' (c = e^{ε d(x, x')}), any multipliers
+λ >= 0 of the pairs prove min a·v over the cone in [0, 1]^X >= Σ_x min(0, (a + Bᵀλ)_x)
+(:mod:`~mechdesign.solvers.cone_transfer`), and the best λ proves the box minimum itself. When
+the pairs of a negative entry x with positive entries x' are all there, λ never needs to relay
+through a third entry: relaying x → x' → x'' costs c(x, x') c(x', x'') >= c(x, x'') (the
+triangle inequality), so the direct pair does at least as well. With N the negative entries
+and P the positive ones, the box minimum is then
+
+    Σ_{x ∈ N} a_x + max Σ λ_{xx'}  s.t.  Σ_{x'} λ_{xx'} <= −a_x (x ∈ N),
+                                        Σ_x c_{xx'} λ_{xx'} <= a_x' (x' ∈ P),  λ >= 0,
+
+a flow with gains from the deficits to the surpluses: an LP of one column per pair from N to P
+and |N| + |P| rows, solved by HiGHS. The λ it returns is checked as any multipliers are
+(:func:`~mechdesign.solvers.ray_master.box_lagrangian_bound`, round-off enclosed), so a bound
+is proven whatever the solver's accuracy; leaving pairs out only lowers it.
+
+Measured on 300 airports at the duals of the tenth ray master, over each input's 256 nearest
+pairs: 20 outputs summed to −0.039892 against −0.039864 for the box LPs over all pairs, where
+the greedy transfer gave −0.237; 32 ms an output, against 1.65 s for the box LP.
+"""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+
+from mechdesign.solvers.highs_model import INF, give_time, quiet_model
+from mechdesign.solvers.ray_master import box_lagrangian_bound
+
+
+def flow_bound(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray, limits=None) -> float:
+    """A proven lower bound on min a·v over the vectors of [0, 1]^X that satisfy the pairs
+    v_i <= coef·v_j: the flow LP's multipliers over the pairs from a negative to a positive
+    entry (equal to the box minimum when those pairs are all given). HiGHS stops at ``limits``'
+    deadline; the bound of its last iterate is still proven."""
+    deficit = a < 0.0
+    if not deficit.any():
+        return 0.0  # v = 0 is a minimiser
+    carry = deficit[i] & (a[j] > 0.0)
+    i, j, coef = i[carry], j[carry], coef[carry]
+    lam = np.zeros(i.size)
+    if i.size:
+        lam = _flow(a, i, j, coef, limits)
+    return box_lagrangian_bound(a, i, j, coef, lam)
+
+
+def _flow(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray, limits) -> np.ndarray:
+    """The flow LP's λ (zeros where HiGHS returns none)."""
+    takers, row_of_taker = np.unique(i, return_inverse=True)
+    givers, row_of_giver = np.unique(j, return_inverse=True)
+    k = i.size
+    rows = takers.size + givers.size
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = k, rows
+    lp.col_cost_ = np.full(k, -1.0)  # (HiGHS minimises)
+    lp.col_lower_, lp.col_upper_ = np.zeros(k), np.full(k, INF)
+    lp.row_lower_ = np.full(rows, -INF)
+    lp.row_upper_ = np.concatenate([-a[takers], a[givers]])
+    matrix = lp.a_matrix_
+    matrix.format_ = highspy.MatrixFormat.kColwise
+    matrix.num_col_, matrix.num_row_ = k, rows
+    matrix.start_ = np.arange(0, 2 * k + 1, 2, dtype=np.int32)
+    matrix.index_ = np.column_stack([row_of_taker, takers.size + row_of_giver]).ravel().astype(np.int32)
+    matrix.value_ = np.column_stack([np.ones(k), coef]).ravel()
+    h = quiet_model(tolerance=None)
+    h.passModel(lp)
+    give_time(h, limits)
+    h.run()
+    if h.getInfo().primal_solution_status == 0:  # no solution at all
+        return np.zeros(k)
+    return np.maximum(np.asarray(h.getSolution().col_value, dtype=float), 0.0)
