@@ -74,7 +74,6 @@ class ConePricing:
         self.n = n
         self.transfer: TransferBound | None = None  # built on first use
         self.transfer_seconds: float | None = None  # per output, at the last transfer_bounds
-        self.flow_seconds: float | None = None  # per output, at the last flow bounds
         self.activate(self.d <= initial)
 
     def _chains(self, new: np.ndarray, links: np.ndarray):
@@ -160,28 +159,21 @@ class ConePricing:
         if self.transfer is None:
             self.transfer = TransferBound(self.n, self.i, self.j, self.coef)
         bounds = np.full(columns.size, -np.inf)
-        start, done = time.perf_counter(), 0
         for k, y in enumerate(columns):
             if limits is not None and limits.expired():
                 break
             bounds[k] = self.transfer.flow(a[:, y], limits)
-            done += 1
-        if done:
-            self.flow_seconds = (time.perf_counter() - start) / done
         return bounds
 
     def transfer_reserve(self, a: np.ndarray, columns: np.ndarray) -> float:
-        """Seconds the transfer and flow bounds of ``columns`` are expected to take
-        (:meth:`transfer_bounds` and :meth:`flow_bounds` at their pace per output in their last
-        calls, or on :data:`TIMED_OUTPUTS` outputs spread over ``columns`` timed now): a pass
-        that must end by a deadline stops pricing that much earlier (5,000 airports: 8.4 ms an
-        output for the transfer bounds, 42 s in all; 1,500: 2.5 ms, 3.8 s)."""
-        if self.transfer_seconds is None or self.flow_seconds is None:
-            timed = columns[::max(columns.size // TIMED_OUTPUTS, 1)][:TIMED_OUTPUTS]
-            self.transfer_bounds(a, columns[:1])  # (untimed: the kernel's compile or load)
-            self.transfer_bounds(a, timed)
-            self.flow_bounds(a, timed)
-        return ((self.transfer_seconds or 0.0) + (self.flow_seconds or 0.0)) * columns.size
+        """Seconds the transfer bounds of ``columns`` are expected to take (:meth:`transfer_bounds`
+        at the pace per output of its last call, or of :data:`TIMED_OUTPUTS` outputs spread over
+        ``columns`` timed now): a pass that must end by a deadline stops pricing that much
+        earlier (5,000 airports: 8.4 ms an output, 42 s in all; 1,500: 2.5 ms, 3.8 s)."""
+        if self.transfer_seconds is None:  # (one output first, untimed: the kernel's compile or load)
+            self.transfer_bounds(a, columns[:1])
+            self.transfer_bounds(a, columns[::max(columns.size // TIMED_OUTPUTS, 1)][:TIMED_OUTPUTS])
+        return (self.transfer_seconds or 0.0) * columns.size
 
     def violated(self, v: np.ndarray, tol: float = 1e-9) -> np.ndarray:
         """Pairs (not yet active) whose ratio constraint v violates, at most PAIRS_PER_COLUMN
