@@ -144,10 +144,9 @@ class ConePricing:
         """Per output in ``columns``, the transfer bound on its box minimum under reduced costs
         ``a[:, y]`` (:mod:`~mechdesign.solvers.cone_transfer`, over every usable pair, not only
         the active ones): no LP, so every output has one, priced or not."""
-        if self.transfer is None:
-            self.transfer = TransferBound(self.n, self.i, self.j, self.coef)
+        transfer = self._transfer()
         start = time.perf_counter()
-        bounds = np.array([self.transfer.bound(a[:, y]) for y in columns])
+        bounds = np.array([transfer.bound(a[:, y]) for y in columns])
         if columns.size:
             self.transfer_seconds = (time.perf_counter() - start) / columns.size
         return bounds
@@ -156,14 +155,19 @@ class ConePricing:
         """Per output in ``columns``, in order, the flow bound on its box minimum
         (:mod:`~mechdesign.solvers.cone_flow`: the box minimum over the transfer bound's pairs),
         until ``limits`` expire; −inf for the outputs not reached."""
-        if self.transfer is None:
-            self.transfer = TransferBound(self.n, self.i, self.j, self.coef)
+        transfer = self._transfer()
         bounds = np.full(columns.size, -np.inf)
         for k, y in enumerate(columns):
             if limits is not None and limits.expired():
                 break
-            bounds[k] = self.transfer.flow(a[:, y], limits)
+            bounds[k] = transfer.flow(a[:, y], limits)
         return bounds
+
+    def _transfer(self) -> TransferBound:
+        """The transfer and flow bounds' pairs, built on first use (over every usable pair)."""
+        if self.transfer is None:
+            self.transfer = TransferBound(self.n, self.i, self.j, self.coef)
+        return self.transfer
 
     def transfer_reserve(self, a: np.ndarray, columns: np.ndarray) -> float:
         """Seconds the transfer bounds of ``columns`` are expected to take (:meth:`transfer_bounds`

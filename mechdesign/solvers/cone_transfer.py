@@ -9,13 +9,12 @@ entries close by: a pair (x, x') with a_x < 0 < a_x' carries λ = min(−a_x, a_
 a_x by λ and lowers a_x' by cλ (never below 0), the pairs taken in order of growing c. It
 needs no LP: one pass over the pairs, every pair a few operations.
 
-It is the box LP's dual solved greedily, and only over direct transfers, so it can lie far below
-the box minimum. Relaying through another entry costs c(x, x') c(x', x'') >= c(x, x''), so it
-gains nothing while the direct pair is there. But the pricing leaves out the pairs with large
-ε·d, and only the nearest pairs are kept here. On 300 airports at ε = 1 per 10 km the LP's
-optimal multipliers for one output used 299 pairs, 112 of them into entries with a positive
-reduced cost, and proved −0.0003 where this bound proves −0.0157. A second pass that moved
-one surplus between deficits (three-pair exchanges) gained nothing over all outputs.
+It is the box LP's dual solved greedily, so it can lie far below the box minimum: on 300
+airports at ε = 1 per 10 km, for one output, the box LP proved −0.0003 where this bound proves
+−0.0157 (a second pass of three-pair exchanges gained nothing over all outputs). The order is
+what it gets wrong, not the lack of relays: over these same pairs the best direct transfers
+reach the box minimum (:meth:`TransferBound.flow`, one small LP,
+:mod:`~mechdesign.solvers.cone_flow`).
 
 The pairs are, for every input, the NEIGHBOURS nearest ones among the pricing's (any subset of
 the cone's constraints gives a valid bound; far pairs carry little, their c being large).

@@ -30,7 +30,7 @@ from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
 from mechdesign.solvers.metric_orbits import exact_symmetry
-from mechdesign.solvers.portfolio import BeforeReserve, Turn, Turns, interleave
+from mechdesign.solvers.portfolio import Turn, Turns, interleave
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
@@ -152,7 +152,8 @@ def _price_exactly(pricing: ConePricing, a: np.ndarray, columns: np.ndarray, wei
         if stop or cut:  # the box's own bound
             prices[c] = float(np.minimum(a[:, y], 0.0).sum())
             continue
-        prices[c], v = pricing.price(a[:, y], BeforeReserve(limits, outer, reserve) if timed else limits)
+        # (each LP may run until the reserve begins, not until the deadline)
+        prices[c], v = pricing.price(a[:, y], Turn(limits, outer.remaining() - reserve) if timed else limits)
         priced += 1
         if v @ a[:, y] < threshold:  # the minimiser prices out (the bound may sit a little lower)
             violated |= pricing.violated(v)

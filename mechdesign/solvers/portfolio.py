@@ -53,34 +53,18 @@ TRAILING_SHARE, TRAILING_FLOOR = 1.0 / 3.0, 1.0 / 8.0
 class Turn:
     """The time one method may use before the other's turn: until the turn's end or the solve's
     deadline, whichever comes first. Looks like a :class:`Limits` to the methods (HiGHS is given
-    :meth:`remaining`)."""
+    :meth:`remaining`); a race's interrupt (``watch``) in ``limits`` is passed on."""
 
     def __init__(self, limits: Limits | None, seconds: float):
         self.outer, self.end = limits, time.perf_counter() + seconds
         self.time_limit = seconds
-
-    def remaining(self) -> float:
-        outer = math.inf if self.outer is None else self.outer.remaining()
-        return max(min(self.end - time.perf_counter(), outer), 0.0)
-
-    def expired(self) -> bool:
-        return self.remaining() <= 0.0
-
-
-class BeforeReserve:
-    """``limits`` (a turn, a race's window or the solve's) ending ``reserve`` seconds before the
-    solve's deadline (``outer``) at the latest: a HiGHS run is given the time up to there, not up
-    to the deadline itself. A race's interrupt (``watch``) is passed on."""
-
-    def __init__(self, limits, outer, reserve: float):
-        self.limits, self.outer, self.reserve = limits, outer, reserve
-        self.time_limit = outer.time_limit
         watch = getattr(limits, "watch", None)
         if watch is not None:
             self.watch = watch
 
     def remaining(self) -> float:
-        return max(min(self.limits.remaining(), self.outer.remaining() - self.reserve), 0.0)
+        outer = math.inf if self.outer is None else self.outer.remaining()
+        return max(min(self.end - time.perf_counter(), outer), 0.0)
 
     def expired(self) -> bool:
         return self.remaining() <= 0.0
