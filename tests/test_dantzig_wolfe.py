@@ -653,8 +653,18 @@ def test_each_pricing_lp_ends_where_the_transfer_bounds_time_begins(monkeypatch)
 
 
 def test_the_flow_bounds_of_a_pass_take_no_longer_than_its_pricing(monkeypatch):
-    # a pass stopped after its first ray: its flow bounds get at most the seconds it priced (at
+    # a pass stopped after its first ray (the solve's deadline is near) within a turn that has
+    # 1,000 s left: its flow bounds get at most the seconds it priced, not the turn's 1,000 s (at
     # the first master's duals of 1,500 airports they had taken the whole ten minutes)
+    class LongTurn:
+        outer, time_limit = _NearDeadline(), 1000.0
+
+        def remaining(self):
+            return 1000.0
+
+        def expired(self):
+            return False
+
     case = _CutPricing(monkeypatch)
     pricer = case.pricer()
     handed = []
@@ -669,7 +679,7 @@ def test_the_flow_bounds_of_a_pass_take_no_longer_than_its_pricing(monkeypatch):
     start = time.perf_counter()
     *_, priced, _, stopped = dantzig_wolfe._price_exactly(
         pricer.pricing, a, pricer.columns, pricer.weights, case.distances, 0.5, -1e-12, pricer.cap,
-        _NearDeadline(), 0, None, 0.0)
+        LongTurn(), 0, None, 0.0)
     assert stopped and priced < pricer.columns.size
     assert len(handed) == 1 and 0.0 < handed[0] <= time.perf_counter() - start
 
