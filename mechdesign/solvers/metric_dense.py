@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechdesign.core.subnormals import flushed_subnormals
 from mechdesign.core.threads import split
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import shifted_cholesky
@@ -61,8 +62,11 @@ def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     inverses are ever held as a stack); the chunks (:data:`SUM_CHUNKS` at most) do not depend on
     the threads, so neither does the sum, to the last bit. With ``single`` the factors and
     inverses are computed in single precision (the blocks are assembled and the sums accumulated
-    in double). A scaled block that round-off has left indefinite is factorised with a growing
-    diagonal shift, as :func:`shifted_cholesky` does, in the same pass; raises
+    in double), with subnormal numbers flushed to zero
+    (:func:`~mechdesign.core.subnormals.flushed_subnormals`: a few subnormals in the factors made
+    a step four times slower than in double precision). A scaled block that round-off has left
+    indefinite is factorised with a growing diagonal shift, as :func:`shifted_cholesky` does,
+    in the same pass; raises
     :class:`SolverDeclined` when no shift helps or an inverse fails."""
     from mechdesign.solvers.metric_interior_kernels import factor_and_add_inverses, rows_by_output
 
@@ -75,8 +79,9 @@ def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     totals = np.zeros((-(-m // chunk), g, g))
 
     def work(first: int, last: int):
-        return factor_and_add_inverses(weights, a, b, c, order, start, bound_weights, first * chunk,
-                                       min(last * chunk, m), scale, factors, totals, chunk, block_weights)
+        with flushed_subnormals(single):  # (in each thread: the modes are the thread's own)
+            return factor_and_add_inverses(weights, a, b, c, order, start, bound_weights, first * chunk,
+                                           min(last * chunk, m), scale, factors, totals, chunk, block_weights)
 
     if any(stage != 0 for _, stage in split(work, totals.shape[0], threads)):
         raise SolverDeclined("the interior-point system lost definiteness")
