@@ -47,7 +47,10 @@ def _libm():
     env = (ctypes.c_uint32 * _ENV_WORDS)()
     if libm.fegetenv(ctypes.byref(env)) != 0 or env[_MXCSR_WORD] >> 16:  # (MXCSR's upper half is reserved: 0)
         return None  # pragma: no cover - not the layout expected
-    return libm
+    before = int(env[_MXCSR_WORD])
+    took = _mxcsr(libm, before | FLUSH_BITS) & FLUSH_BITS == FLUSH_BITS  # (the modes read back as set)
+    _mxcsr(libm, before)
+    return libm if took else None
 
 
 def _mxcsr(libm, bits: int | None = None) -> int:
