@@ -116,9 +116,10 @@ REFINE_SHARE = 0.1
 #: while the proven gap (relative) is above this, the dense blocks are factorised and inverted
 #: in single precision (LAPACK's s-routines, subnormals flushed to zero; 300 haversine locations
 #: at ε = 1, Zipf prior: the method alone 82.8 s all in double, 51.9 s with single precision
-#: down to this gap, and 207 s when subnormals were not flushed), their sum and every solve's arithmetic staying in double: the
-#: directions are then accurate to about seven digits, which the early steps do not need (an
-#: inexact direction only leaves a residual that the next steps' right-hand sides carry). Over
+#: down to this gap, and 207 s when subnormals were not flushed), their sum and every solve's
+#: arithmetic staying in double: the directions are then accurate to about seven digits,
+#: which the early steps do not need (an inexact direction only leaves a residual that the
+#: next steps' right-hand sides carry). Over
 #: 10 × 10 grids at ε = 0.5, 1, 2 (three priors, the metric and a random loss) the steps to a
 #: gap of 5e-7 were 1,106 against 1,094 all in double with the switch at 1e-3; with it at 1e-4
 #: three of the 18 runs stalled, at 1e-5 seventeen
