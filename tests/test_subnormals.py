@@ -68,7 +68,7 @@ def test_disabled_it_changes_nothing():
 @pytest.mark.parametrize("single", [True, False])
 def test_the_blocks_are_factorised_with_subnormals_flushed_in_single_precision_only(single, monkeypatch):
     """Every thread that factorises blocks in single precision runs with the modes set (where
-    the subnormals slowed a step fourfold); in double precision none does."""
+    the subnormals made them fourfold slower); in double precision none does."""
     seen = []
     kernel = metric_interior_kernels.factor_and_add_inverses
 

@@ -64,7 +64,7 @@ def factors_and_inverse_sum(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     inverses are computed in single precision (the blocks are assembled and the sums accumulated
     in double), with subnormal numbers flushed to zero
     (:func:`~mechdesign.core.subnormals.flushed_subnormals`: a few subnormals in the factors made
-    a step four times slower than in double precision). A scaled block that round-off has left
+    them four times slower than in double precision). A scaled block that round-off has left
     indefinite is factorised with a growing diagonal shift, as :func:`shifted_cholesky` does,
     in the same pass; raises
     :class:`SolverDeclined` when no shift helps or an inverse fails."""
