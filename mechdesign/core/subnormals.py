@@ -41,8 +41,9 @@ def _libm():
         return None
     try:
         libm = ctypes.CDLL(name)
-        libm.fegetenv, libm.fesetenv  # noqa: B018 - both must exist
-    except (OSError, AttributeError):  # pragma: no cover
+    except OSError:  # pragma: no cover
+        return None
+    if not (hasattr(libm, "fegetenv") and hasattr(libm, "fesetenv")):  # pragma: no cover
         return None
     env = (ctypes.c_uint32 * _ENV_WORDS)()
     if libm.fegetenv(ctypes.byref(env)) != 0 or env[_MXCSR_WORD] >> 16:  # (MXCSR's upper half is reserved: 0)

@@ -52,7 +52,7 @@ class TransferBound:
 
         a = np.ascontiguousarray(a, dtype=float)
         if not np.all(np.isfinite(a)):
-            return float(np.minimum(a, 0.0).sum())
+            return _box_only(a)
         lam = transfer(a, self.i, self.j, self.coef)
         used = np.flatnonzero(lam)  # (the pairs that carry nothing add nothing: at most 2n carry)
         return box_lagrangian_bound(a, self.i[used], self.j[used], self.coef[used], lam[used])
@@ -61,6 +61,9 @@ class TransferBound:
         """The flow bound over the same pairs (:func:`~mechdesign.solvers.cone_flow.flow_bound`):
         the box minimum over them, where the greedy transfer can lie far below it."""
         a = np.ascontiguousarray(a, dtype=float)
-        if not np.all(np.isfinite(a)):
-            return float(np.minimum(a, 0.0).sum())
-        return flow_bound(a, self.i, self.j, self.coef, limits)
+        return _box_only(a) if not np.all(np.isfinite(a)) else flow_bound(a, self.i, self.j, self.coef, limits)
+
+
+def _box_only(a: np.ndarray) -> float:
+    """The box's own bound Σ min(0, a): the claim for costs with an infinite or undefined entry."""
+    return float(np.minimum(a, 0.0).sum())
