@@ -71,6 +71,7 @@ from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
 from mechdesign.solvers.metric_orbits import OutputOrbits
+from mechdesign.solvers.metric_passes import centred_targets, recover, stepped_products
 from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum: a backstop (the stall rules below
@@ -346,8 +347,6 @@ class _Direction:
 
     def _recover(self, it: _Iterate, t_K: np.ndarray, t_S: np.ndarray) -> None:
         """dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each."""
-        from mechdesign.solvers.metric_interior_kernels import recover
-
         self.dlam = np.empty_like(self.dS)
         a_K, a_mu = recover(t_K, it.mu, self.dK, it.K, self.dmu)
         a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
@@ -493,12 +492,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     refinement once the dual equation's residual could take more than ``refine_above`` from the
     bound. With ``single`` the dense blocks are factorised in single precision
     (:data:`SINGLE_PRECISION_GAP`)."""
-    from mechdesign.solvers.metric_interior_kernels import (
-        centred_targets,
-        move_slacks,
-        outside_limit,
-        stepped_products,
-    )
+    from mechdesign.solvers.metric_interior_kernels import move_slacks, outside_limit
 
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)

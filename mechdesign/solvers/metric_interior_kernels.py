@@ -27,7 +27,7 @@ _spotrf = types.ExternalFunction("mechdesign_spotrf", _LAPACK_SIGNATURE)
 _spotri = types.ExternalFunction("mechdesign_spotri", _LAPACK_SIGNATURE)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.ndarray,
             out: np.ndarray) -> tuple[float, float]:
     """The duals' direction out = (t − dual·dprimal)/primal from a complementarity equation, and
@@ -48,7 +48,7 @@ def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.nda
     return a_p, a_d
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, a_p: float,
                      a_d: float) -> float:
     """Σ (x + a_p dx)(z + a_d dz): the complementarity after a trial step, in one pass."""
@@ -450,15 +450,21 @@ def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start
 
 @njit(cache=True, nogil=True)
 def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
-                   first: np.ndarray, length: np.ndarray, out: np.ndarray, denominator: np.ndarray) -> None:
-    """out += Gᵀ values over the working set's runs of rows (as in :func:`rows_slack`):
-    −values[k] at (a, y) and c values[k] at (b, y); with a non-empty ``denominator``,
-    values[k]/denominator[k], the quotient taken on the fly."""
+                   first: np.ndarray, length: np.ndarray, out: np.ndarray, denominator: np.ndarray, lo: int,
+                   hi: int) -> None:
+    """out += Gᵀ values over the working set's runs of rows (as in :func:`rows_slack`), on the
+    outputs lo <= y < hi only: −values[k] at (a, y) and c values[k] at (b, y); with a non-empty
+    ``denominator``, values[k]/denominator[k], the quotient taken on the fly. (Each entry of out
+    takes its terms in the order of the runs, whatever the range: ranges of outputs on several
+    threads give the same sums as one pass.)"""
     divide = denominator.size > 0
     for r in range(start.size):
         k0, y0, cr = start[r], first[r], c[r]
+        t0, t1 = max(lo - y0, 0), min(hi - y0, length[r])
+        if t0 >= t1:
+            continue
         low, high = out[a[r]], out[b[r]]
-        for t in range(length[r]):
+        for t in range(t0, t1):
             v = values[k0 + t] / denominator[k0 + t] if divide else values[k0 + t]
             low[y0 + t] -= v
             high[y0 + t] += cr * v
@@ -466,15 +472,20 @@ def rows_transpose(values: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarr
 
 @njit(cache=True, nogil=True)
 def rows_chain(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
-               first: np.ndarray, length: np.ndarray, diagonal: np.ndarray, off: np.ndarray) -> None:
+               first: np.ndarray, length: np.ndarray, diagonal: np.ndarray, off: np.ndarray, lo: int,
+               hi: int) -> None:
     """The tridiagonal blocks' diagonals (g, m) and off-diagonals (g − 1, m), outputs innermost,
     += Σ over the runs of rows (as in :func:`rows_slack`) of weight · g gᵀ, when every pair
-    joins neighbours (|a − b| = 1)."""
+    joins neighbours (|a − b| = 1), on the outputs lo <= y < hi only (the same sums whatever
+    the ranges, as in :func:`rows_transpose`)."""
     for r in range(start.size):
         k0, y0, cr = start[r], first[r], c[r]
+        t0, t1 = max(lo - y0, 0), min(hi - y0, length[r])
+        if t0 >= t1:
+            continue
         at_a, at_b, between = diagonal[a[r]], diagonal[b[r]], off[min(a[r], b[r])]
         square = cr * cr
-        for t in range(length[r]):
+        for t in range(t0, t1):
             w = weights[k0 + t]
             at_a[y0 + t] += w
             at_b[y0 + t] += square * w

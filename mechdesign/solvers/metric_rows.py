@@ -6,12 +6,18 @@ on output y's column. The interior point's arrays over the rows (slacks, duals, 
 are one entry per row of the set, so each pass over them costs the set's size, not
 pairs × outputs; every map the iteration needs is a gather from K or a sum into (inputs,
 outputs) or into the blocks, done by the compiled loops of
-:mod:`~mechdesign.solvers.metric_interior_kernels`.
+:mod:`~mechdesign.solvers.metric_interior_kernels`. A long pass is split over threads
+(:func:`~mechdesign.solvers.metric_passes.pieces`): a gather by ranges of rows, a sum by ranges
+of outputs (each thread writes its own outputs' entries, and each entry takes its terms in the
+same order as in one pass, so the sums do not depend on the threads).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from mechdesign.core.threads import over, split
+from mechdesign.solvers.metric_passes import pieces
 
 #: no denominator for :func:`~mechdesign.solvers.metric_interior_kernels.rows_transpose`
 _NOTHING = np.zeros(0)
@@ -95,22 +101,32 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_slack
 
         out = np.empty(self.size)
-        rows_slack(K, *self.runs, out)
+        a, b, c, start, first, length = self.runs
+        # ranges of runs holding about as many rows each (a run's rows lie in one range)
+        edges = np.searchsorted(start, [lo for lo, _ in pieces(self.size)] + [self.size])
+        over(lambda lo, hi: rows_slack(K, a[lo:hi], b[lo:hi], c[lo:hi], start[lo:hi], first[lo:hi], length[lo:hi],
+                                       out),
+             list(zip(edges[:-1], edges[1:])))
         return out
+
+    def _by_outputs(self, work) -> None:
+        """``work(lo, hi)`` over ranges of outputs, on as many threads as the rows' number
+        asks for (:func:`~mechdesign.solvers.metric_passes.pieces`)."""
+        split(work, self.outputs, len(pieces(self.size)))
 
     def transpose(self, values: np.ndarray) -> np.ndarray:
         """Gᵀ applied to values on the rows (zero elsewhere), as an (inputs, outputs) array."""
-        from mechdesign.solvers.metric_interior_kernels import rows_transpose
-
         out = np.zeros((self.inputs, self.outputs))
-        rows_transpose(values, *self.runs, out, _NOTHING)
+        self.add_transpose_ratio(values, _NOTHING, out)
         return out
 
     def add_transpose_ratio(self, numerator: np.ndarray, denominator: np.ndarray, out: np.ndarray) -> None:
-        """out += Gᵀ (numerator/denominator) on the rows, in place (one pass, no temporaries)."""
+        """out += Gᵀ (numerator/denominator) on the rows, in place (one pass, no temporaries; an
+        empty ``denominator`` divides by nothing)."""
         from mechdesign.solvers.metric_interior_kernels import rows_transpose
 
-        rows_transpose(numerator, *self.runs, out, denominator)
+        runs = self.runs
+        self._by_outputs(lambda lo, hi: rows_transpose(numerator, *runs, out, denominator, lo, hi))
 
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The tridiagonal blocks Gᵀ diag(weights) G of a chain (every pair joins neighbours):
@@ -119,5 +135,6 @@ class Rows:
 
         # summed with the outputs innermost (contiguous runs), then turned to the blocks' layout
         diagonal, off = np.zeros((self.inputs, self.outputs)), np.zeros((self.inputs - 1, self.outputs))
-        rows_chain(weights, *self.runs, diagonal, off)
+        runs = self.runs
+        self._by_outputs(lambda lo, hi: rows_chain(weights, *runs, diagonal, off, lo, hi))
         return np.ascontiguousarray(diagonal.T), np.ascontiguousarray(off.T)
