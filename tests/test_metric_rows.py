@@ -69,15 +69,21 @@ def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape, shuffled):
     full = np.zeros((lp.a.size, m))
     full[rows.pair, rows.out] = values
     np.testing.assert_allclose(rows.transpose(values), lp.G.T @ full, rtol=1e-13, atol=1e-14)
-    if shape is _line:  # the tridiagonal blocks: G_yᵀ diag(w) G_y for every output
+    if shape is _line:
         weights = rng.random(rows.size)
-        diagonal, off = rows.chain(weights)
-        w = np.zeros((lp.a.size, m))
-        w[rows.pair, rows.out] = weights
-        for y in range(m):
-            block = (lp.G.T @ sp.diags(w[:, y]) @ lp.G).toarray()
-            np.testing.assert_allclose(diagonal[y], np.diag(block), rtol=1e-13)
-            np.testing.assert_allclose(off[y], np.diag(block, -1), rtol=1e-13)
+        assert_chain_blocks(lp, rows, weights, *rows.chain(weights))
+
+
+def assert_chain_blocks(lp, rows, weights, diagonal, off):
+    """The tridiagonal blocks (diagonals, off-diagonals) are G_yᵀ diag(w) G_y for every output,
+    with the rows' ``weights`` as w."""
+    m = diagonal.shape[0]
+    w = np.zeros((lp.a.size, m))
+    w[rows.pair, rows.out] = weights
+    for y in range(m):
+        block = (lp.G.T @ sp.diags(w[:, y]) @ lp.G).toarray()
+        np.testing.assert_allclose(diagonal[y], np.diag(block), rtol=1e-13)
+        np.testing.assert_allclose(off[y], np.diag(block, -1), rtol=1e-13)
 
 
 @pytest.mark.parametrize("seed", range(6))

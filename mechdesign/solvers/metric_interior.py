@@ -71,7 +71,7 @@ from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
 from mechdesign.solvers.metric_orbits import OutputOrbits
-from mechdesign.solvers.metric_passes import centred_targets, recover, stepped_products
+from mechdesign.solvers.metric_passes import centred_targets, recover
 from mechdesign.solvers.metric_rows import Rows
 
 #: iterations before the method gives up proving an optimum: a backstop (the stall rules below
@@ -492,7 +492,11 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     refinement once the dual equation's residual could take more than ``refine_above`` from the
     bound. With ``single`` the dense blocks are factorised in single precision
     (:data:`SINGLE_PRECISION_GAP`)."""
-    from mechdesign.solvers.metric_interior_kernels import move_slacks, outside_limit
+    from mechdesign.solvers.metric_interior_kernels import (
+        move_slacks,
+        outside_limit,
+        stepped_products,
+    )
 
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
