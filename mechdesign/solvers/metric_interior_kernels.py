@@ -48,7 +48,7 @@ def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.nda
     return a_p, a_d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, a_p: float,
                      a_d: float) -> float:
     """Σ (x + a_p dx)(z + a_d dz): the complementarity after a trial step, in one pass."""
