@@ -25,7 +25,7 @@ from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import exponential_weights
 from mechdesign.solvers.cone_pricing import ConePricing
-from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, accepted_gap, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
@@ -453,12 +453,6 @@ def solve_metric(cost: np.ndarray, distances: np.ndarray, pairs: tuple[np.ndarra
 
 
 NAME = "HiGHS Dantzig-Wolfe (cone rays)"
-#: the share of the problem's tolerance within which a method's decline ends an exact run with
-#: the best design (the rest is margin for the certificate, which re-measures the value on the
-#: returned design and rounds the bounds down: changes of round-off size); half of it, as
-#: before, kept a 40 × 40 grid running 540 s past an interior point that had proven 7.6e-7
-#: and could go no further
-DECLINE_SHARE = 0.9
 #: the progress reports' name for the rays and the interior point in turns
 PORTFOLIO_NAME = "HiGHS Dantzig-Wolfe + interior point"
 
@@ -501,10 +495,10 @@ def solve_portfolio(cost, distances, notion, symmetry: Symmetry, gap: float, lim
 def _solve_general(cost, distances, notion, points, gap: float, enough: float, limits,
                    path: list[str], order: np.ndarray | None = None) -> ContextSolution:
     """One context: :func:`solve_portfolio`, aiming at ``gap``. When both its methods decline
-    with the best proven gap within ``enough`` (the problem's tolerance, less a margin for the
-    certificate's re-measurement), their best design; otherwise the lazy-pairs LP for a design
-    of at most LAZY_MAX_ENTRIES entries, or else their best design with its proven bound. Each
-    step is noted in ``path``."""
+    with the best proven gap within ``enough`` (the problem's tolerance less a margin for the
+    certificate: :func:`~mechdesign.solvers.contexts.accepted_gap`), their best design;
+    otherwise the lazy-pairs LP for a design of at most LAZY_MAX_ENTRIES entries, or else their
+    best design with its proven bound. Each step is noted in ``path``."""
     symmetry = find(points, distances, cost)
     if symmetry.order > 1:
         path.append(f"cone rays: a symmetry group of order {symmetry.order}")
@@ -580,7 +574,7 @@ def metric_by_rays(problem, limits=None):
     path: list[str] = []
     order = pricing_order(problem.outputs)
     raw, outcome = solve_contexts(problem, lambda key, cost: _solve_general(cost, distances, notion, points, gap,
-                                                                            DECLINE_SHARE * tolerance, limits, path,
+                                                                            accepted_gap(tolerance), limits, path,
                                                                             order),
                                   NAME, time.perf_counter() - start, limits=limits)
     outcome = outcome.recording(path=path)
