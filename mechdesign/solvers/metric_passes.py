@@ -34,12 +34,15 @@ def pieces(n: int) -> list[tuple[int, int]]:
     return ranges(n, min(solver_threads(), max(n // MIN_PIECE, 1)))
 
 
-def _flat(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Flat views of C-contiguous arrays (a copy would lose what a kernel writes into it)."""
+def _over_entries(work, *arrays: np.ndarray) -> list:
+    """``work`` on the same range of every array's entries, for each of :func:`pieces` on its
+    own thread. The arrays must be C-contiguous: their flat views are sliced (a copy would lose
+    what a kernel writes into it)."""
     for array in arrays:
         if not array.flags.c_contiguous:
             raise ValueError("the interior point's passes need C-contiguous arrays")
-    return [array.reshape(-1) for array in arrays]
+    flat = [array.reshape(-1) for array in arrays]
+    return over(lambda lo, hi: work(*(array[lo:hi] for array in flat)), pieces(flat[0].size))
 
 
 def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.ndarray,
@@ -48,9 +51,7 @@ def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.nda
     and the largest steps keeping primal and dual non-negative) over ranges on threads."""
     from mechdesign.solvers.metric_interior_kernels import recover as kernel
 
-    t, dual, dprimal, primal, out = _flat(t, dual, dprimal, primal, out)
-    found = over(lambda lo, hi: kernel(t[lo:hi], dual[lo:hi], dprimal[lo:hi], primal[lo:hi], out[lo:hi]),
-                 pieces(t.size))
+    found = _over_entries(kernel, t, dual, dprimal, primal, out)
     return min(a_p for a_p, _ in found), min(a_d for _, a_d in found)
 
 
@@ -60,7 +61,5 @@ def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray
     targets) over ranges on threads."""
     from mechdesign.solvers.metric_interior_kernels import centred_targets as kernel
 
-    x, dx, z, dz, t, out = _flat(x, dx, z, dz, t, out)
-    over(lambda first, last: kernel(x[first:last], dx[first:last], z[first:last], dz[first:last], goal_p, goal_d,
-                                    t[first:last], lo, hi, out[first:last]),
-         pieces(x.size))
+    _over_entries(lambda x, dx, z, dz, t, out: kernel(x, dx, z, dz, goal_p, goal_d, t, lo, hi, out),
+                  x, dx, z, dz, t, out)
