@@ -264,9 +264,9 @@ def test_a_gap_beyond_a_methods_ceiling_shows_no_progress():
     turns._measure("cg")
     assert turns.rate["cg"] == 0.0 and turns.predicted("cg", 1e-9) == math.inf
     turns.seconds["cg"] = 2.0
-    method.latest_bound = 0.99  # a gap of 1e-2 one second after the last record at the cap
+    method.latest_bound = 0.99  # a gap of 1e-2 after two seconds from the cap
     turns._measure("cg")
-    assert turns.rate["cg"] == pytest.approx(math.log(100.0) / 1.0)
+    assert turns.rate["cg"] == pytest.approx(math.log(100.0) / 2.0)
 
 
 def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
@@ -283,38 +283,11 @@ def test_a_turn_measures_the_rate_at_which_the_method_closed_its_gap():
     assert rounds >= 2
     # log(1 / 2^-rounds) over the turn's seconds (a little more than 0.01 s per round)
     assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
-
-
-def _gaps_over_time(turns: portfolio.Turns, name: str, gaps: list[tuple[float, float]]) -> None:
-    """Method ``name`` (value 1) shows each (seconds used, gap) in turn."""
-    method = turns.started[name] = turns.starters[name]()
-    for seconds, gap in gaps:
-        turns.seconds[name], method.latest_bound = seconds, 1.0 - gap
-        turns._measure(name)
-
-
-def test_the_rate_is_the_latter_half_of_the_methods_time():
-    turns = portfolio.Turns({"h": lambda: _Fake("h", 1.0, 0.0)})
-    # no record at or before half its time yet: from the largest gap shown
-    _gaps_over_time(turns, "h", [(0.5, 0.5), (0.75, 0.25)])
-    assert turns.rate["h"] == pytest.approx(math.log(2.0) / 0.75)
-    turns = portfolio.Turns({"h": lambda: _Fake("h", 1.0, 0.0)})
-    _gaps_over_time(turns, "h", [(0.5, 0.5), (1.0, 0.25), (2.0, 1e-3), (4.0, 1e-6)])
-    # from the record at 2 s (half of 4 s): log(1e-3 / 1e-6) over the 2 s since
-    assert turns.rate["h"] == pytest.approx(math.log(1e3) / 2.0)
-
-
-def test_a_method_that_slowed_down_is_not_predicted_by_its_fast_start():
-    # the rays close most of their gap at once, then slowly; the interior point steadily: over
-    # all their time the rays' rate (log(2e4) / 2 s) would predict them to finish in 2.2 s,
-    # over the latter half (log 2 / 1 s) in 15.6 s against the interior point's 7 s
-    turns = portfolio.Turns({"rays": lambda: _Fake("rays", 1.0, 0.0), "ipm": lambda: _Fake("ipm", 1.0, 0.0)})
-    _gaps_over_time(turns, "rays", [(0.0, 1.0), (1.0, 1e-4), (2.0, 5e-5)])
-    _gaps_over_time(turns, "ipm", [(0.0, 1.0), (1.0, 1e-1), (2.0, 1e-2)])
-    assert turns.predicted("rays", 1e-9) == pytest.approx(math.log(5e4) / math.log(2.0))
-    assert turns.predicted("ipm", 1e-9) == pytest.approx(math.log(1e7) / math.log(10.0))
-    lengths = turns.lengths(["rays", "ipm"], 2.0, 1e-9)
-    assert lengths["ipm"] == 2.0 and lengths["rays"] < 1.0
+    # a second turn: the rate runs from the peak (the first gap, 1) over both turns' seconds
+    turns.play("h", portfolio.Turn(None, 0.05), None, 1e-9)
+    rounds = turns.started["h"].rounds
+    assert turns.peak["h"] == 1.0
+    assert turns.rate["h"] == pytest.approx(rounds * math.log(2.0) / turns.seconds["h"], rel=1e-6)
 
 
 def test_a_zero_gap_from_the_start_is_measured_without_error():

@@ -4,8 +4,8 @@ Neither of two methods for one LP need be fast everywhere, and which one wins is
 in advance: no threshold on ε or the size predicts it. So both run in turns (a quarter of a
 second each, then doubling after every round of turns), and the turns follow what each method
 shows while it runs: from its own gap (measured with its latest bound), the rate at which it has
-closed the gap over the latter half of its time (a factor per second) predicts when it would
-finish, and the method predicted to finish first gets full turns while the other
+closed the gap over all its turns (a factor per second, from the largest gap it showed) predicts
+when it would finish, and the method predicted to finish first gets full turns while the other
 gets a share of that: a third when the two predictions are close, falling in proportion to the
 ratio of the predictions when they are far apart, to an eighth at least (a method that has shown
 no progress at all gets the eighth). A method whose progress comes late still gets that eighth,
@@ -83,9 +83,9 @@ class Turns:
         self.longest = dict.fromkeys(starters, 0.0)  # per method: its longest single step
         self.started: dict = {}
         self.seconds = dict.fromkeys(starters, 0.0)
-        # per method: its own gaps at the ends of its turns, with the seconds it had used, and
-        # its rate, log(gap then / gap now) per second over the latter half of its time
-        self.history: dict = {}
+        # per method: the largest own gap seen, and the rate log(that gap / the gap now) per
+        # second of all its turns
+        self.peak: dict = {}
         self.rate: dict = {}
         self.declined: list[str] = []  # why each method that declined did
         self.retired: set = set()  # the names of those methods: they get no more turns
@@ -214,24 +214,15 @@ class Turns:
                 self._measure(name)
 
     def _measure(self, name: str) -> None:
-        """Record the method's gap and update its rate: measured from the gap it showed at half
-        the time it has used (the last record at or before it; before it had one, from the
-        largest gap it showed: an interior point's first Lagrangian bounds fall far below zero
-        before they climb, and the climb is its progress) to its gap now. Over the latter half,
-        not over all its time: the cone rays close most of their gap in their first rounds and
-        then slow down, and their rate over all their turns, against the interior point's
-        steady one, predicted them to finish first while the interior point, with a third of
-        the time, was the one to close the gap (300 haversine locations at ε = 0.25: the
-        interior point 40 s of 120, 159 steps, stopped at a gap of 5.3e-6)."""
-        gap, seconds = self._gap(self.started[name]), self.seconds[name]
+        """Update the method's peak gap and its rate over all its turns so far. Measured from the
+        peak, not the first gap: an interior point's first Lagrangian bounds fall far below zero
+        before they climb, and the climb is its progress."""
+        gap = self._gap(self.started[name])
         if not math.isfinite(gap):
             return
-        history = self.history.setdefault(name, [])
-        history.append((seconds, gap))
-        earlier = [entry for entry in history if entry[0] <= seconds / 2]
-        then, gap_then = earlier[-1] if earlier else (0.0, max(g for _, g in history))
-        if seconds > then:
-            self.rate[name] = max(math.log(max(gap_then, 1e-300) / max(gap, 1e-300)), 0.0) / (seconds - then)
+        peak = self.peak[name] = max(self.peak.get(name, gap), gap)
+        if self.seconds[name] > 0:
+            self.rate[name] = math.log(max(peak, 1e-300) / max(gap, 1e-300)) / self.seconds[name]
 
     def ends(self, outcome: str, accept: float | None) -> bool:
         """Whether a method's turn ``outcome`` (:meth:`play`) ends the solve: the shared gap
