@@ -151,6 +151,37 @@ def test_it_declines_when_its_gap_stops_halving(monkeypatch):
         run.advance()
 
 
+def test_a_working_set_that_grew_in_the_window_is_no_stall(monkeypatch):
+    # the new rows' duals are still settling: the window starts again after the growth
+    cost, d, notion = _instance("points", 1.0, "zipf", "random")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=0.0)
+    monkeypatch.setattr(metric_interior, "STALL_ITERATIONS", 3)
+    run._single = False  # (a window with single-precision steps goes on in double instead)
+    run.advance()
+    run.gaps[:] = [1e-9] * 4
+    run._grew = run.rounds - 2  # the set grew two iterations ago: no decline
+    run.advance()
+    run.gaps[:] = [1e-9] * 4
+    run._grew = run.rounds - 3
+    with pytest.raises(SolverDeclined, match="did not halve over 3"):
+        run.advance()
+
+
+def test_the_growth_that_restarts_the_stall_window_is_recorded(monkeypatch):
+    cost, d, notion = _instance("points", 0.5, "zipf", "squared")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.5, tol=1e-9)
+    sizes = [run.it.rows.size]
+    grew = []
+    while not run.done and run.rounds < 60:
+        before = run._grew
+        run.advance()
+        sizes.append(run.it.rows.size)
+        grew.append(run._grew != before)
+    expected = [after >= (1 + metric_interior.STALL_RESTART_GROWTH) * before
+                for before, after in zip(sizes, sizes[1:])]
+    assert any(expected) and grew == expected
+
+
 def _scattered_problem(epsilon: float, n: int = 40, seed: int = 2) -> Problem:
     rng = np.random.default_rng(seed)
     dom = Domain.from_points(rng.random((n, 2)) * 4.0)
