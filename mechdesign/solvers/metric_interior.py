@@ -34,11 +34,12 @@ them the iterations need about a hundred short steps. So the iterations start fr
 set, each input's :data:`NEAR_PAIRS` pairs of smallest ε·d (at either end) for every output; a
 row outside it has Λ = 0 and no weight in the blocks. Its slack is still kept (S = G K for every
 row) and still limits the primal step, so every iterate stays private for all the pairs; a row
-outside the set that a step of the *reach* would cross joins it after the step, its Λ taken from
-the μ of the entry it pushes down (so that the dual equation keeps holding and no μ falls below
-half its value). The iteration count falls by about a third (the 10 × 10 grid at ε = 1: 66
-steps instead of 103, with 9 % of the rows in the set at the end). The set's slacks, duals and
-directions have one entry per row (:class:`~mechdesign.solvers.metric_rows.Rows`). The reach
+outside the set that a step of the *reach* would cross joins it after the step (unless its entry
+K[a, y] would reach zero first: that bound stops the step), its Λ taken from the μ of the entry
+it pushes down (so that the dual equation keeps holding and no μ falls below half its value).
+The iteration count falls by about a third (the 10 × 10 grid at ε = 1: 66 steps instead of 103,
+with 9 % of the rows in the set at the end). The set's slacks, duals and directions have one
+entry per row (:class:`~mechdesign.solvers.metric_rows.Rows`). The reach
 starts at :data:`FIRST_REACH` times the step taken and doubles whenever a row outside the set
 cut a step short, up to a full step: a full reach from the start joins rows that the early,
 long directions would cross but the short steps taken never come near (300 locations at ε = 1:
@@ -558,7 +559,8 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
 
         def move(lo: int, hi: int, count: int) -> tuple[np.ndarray, np.ndarray]:
             pair, out = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
-            joined = move_slacks(it.slack, member, lp.a, lp.b, lp.coef, step.dK, a_p, reach, pair, out, lo, hi)
+            joined = move_slacks(it.slack, member, lp.a, lp.b, lp.coef, step.dK, a_p, reach, pair, out, lo, hi,
+                                 it.K)
             return pair[:joined], out[:joined]
 
         moved = over(move, [(lo, hi, count) for (lo, hi), (_, count) in zip(pieces, found)])
