@@ -39,11 +39,11 @@ K[a, y] would reach zero first: that bound stops the step), its Λ taken from th
 it pushes down (so that the dual equation keeps holding and no μ falls below half its value).
 The iteration count falls by about a third (the 10 × 10 grid at ε = 1: 66 steps instead of 103,
 with 9 % of the rows in the set at the end). The set's slacks, duals and directions have one
-entry per row (:class:`~mechdesign.solvers.metric_rows.Rows`). The reach
-starts at :data:`FIRST_REACH` times the step taken and doubles whenever a row outside the set
-cut a step short, up to a full step: a full reach from the start joins rows that the early,
-long directions would cross but the short steps taken never come near (300 locations at ε = 1:
-62 % of all rows by the fifth step, 5 s a step instead of 1 s).
+entry per row (:class:`~mechdesign.solvers.metric_rows.Rows`). The reach starts at
+:data:`FIRST_REACH` times the step taken and doubles whenever a row outside the set cut a step
+short, up to a full step: a full reach from the start joins rows that the early, long directions
+would cross but the short steps taken never come near (300 locations at ε = 1: 62 % of all rows
+by the fifth step, 5 s a step instead of 1 s).
 
 Nothing here is trusted for the bound: for any Λ >= 0 the Lagrangian relaxation of the pair
 constraints over row-stochastic K is

@@ -521,7 +521,7 @@ def move_slacks(slack: np.ndarray, member: np.ndarray, a: np.ndarray, b: np.ndar
                 hi: int, K: np.ndarray) -> int:
     """slack += α G dK over the pair rows of the pairs lo <= p < hi; the rows among them outside
     the working set that a step of ``reach`` (<= 1) would have crossed (old slack < −reach·d)
-    while their entry ``K[a, y]`` (the iterate before the step) stays positive, listed in
+    before their entry ``K[a, y]`` (of the iterate before the step) reaches zero, listed in
     ``pair`` and ``out`` in the order of (p, y) (sized by :func:`outside_limit`'s count at a
     full step over the same pairs); returns how many. A row whose K[a, y] reaches zero no later
     than its slack does is left out: the bound K >= 0, which every block holds, stops the step
