@@ -14,14 +14,22 @@ from mechdesign.solvers import special_solvers
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
 
-def test_a_small_grid_goes_to_the_general_route_and_every_solver_says_why_not(run_cli):
-    code, out, _ = run_cli("solve", PROBLEMS / "geo-grid.toml", "--explain")
+def test_a_distp_problem_goes_to_the_general_route_and_every_solver_says_why_not(run_cli):
+    code, out, _ = run_cli("solve", PROBLEMS / "dinf-distp.toml", "--explain")
     assert code == 0
     assert "Solver choice" in out and out.count("does not apply") == len(special_solvers())
-    code, out, _ = run_cli("solve", PROBLEMS / "geo-grid.toml", "--json")
+    code, out, _ = run_cli("solve", PROBLEMS / "dinf-distp.toml", "--json")
     record = json.loads(out)["solver"]["special_solvers"]
     assert all(r["applies"] is False for r in record)
-    assert "fewer than 30 inputs" in record[-1]["outcome"]
+    assert "MetricPrivacy" in record[-1]["outcome"]
+
+
+def test_a_small_grid_goes_to_the_whole_pair_lp_and_the_solvers_before_say_why_not(run_cli):
+    code, out, _ = run_cli("solve", PROBLEMS / "geo-grid.toml", "--json")
+    record = json.loads(out)["solver"]["special_solvers"]
+    assert [r["outcome"] for r in record][-1] == "solved" and record[-1]["solver"] == "HiGHS (every pair row)"
+    assert all(r["applies"] is False for r in record[:-1])
+    assert "fewer than 30 inputs" in record[-2]["outcome"]
 
 
 def test_ldp_is_solved_by_column_generation_and_the_rest_are_not_tried(run_cli):

@@ -209,7 +209,18 @@ def _path_problem(n: int, epsilon: float, prior: np.ndarray) -> Problem:
                    objective=ExpectedLoss(metric.distances(dom), {"default": prior}))
 
 
-# 15 points of a path (unit edges, a graph metric: the general route), ε = 13, a Dirichlet(0.1)
+@pytest.fixture
+def general_route(monkeypatch):
+    """Small d-privacy problems through the general route: the whole pair LP built directly,
+    which takes them first, declines (as when HiGHS ends it without an optimum)."""
+    from mechdesign.solvers import metric_small
+    from mechdesign.solvers.registry import SpecialSolver
+
+    monkeypatch.setattr(metric_small, "SOLVER",
+                        SpecialSolver(metric_small.NAME, lambda problem: "turned off (test)", metric_small.SOLVER.solve))
+
+
+# 15 points of a path (unit edges, a graph metric), ε = 13, a Dirichlet(0.1)
 # prior with masses down to 1e-28: the optimum, 3.5e-6 against costs up to 14, is the remapped
 # truncated geometric mechanism's (Ghosh, Roughgarden and Sundararajan, STOC 2009: optimal for
 # every prior under a loss monotone in |x − y| on a unit-spaced line). HiGHS's design is optimal
@@ -217,7 +228,7 @@ def _path_problem(n: int, epsilon: float, prior: np.ndarray) -> Problem:
 PATH_PRIOR = np.random.default_rng(3).dirichlet(np.full(15, 0.1))
 
 
-def test_the_interior_point_proves_what_the_lps_duals_cannot():
+def test_the_interior_point_proves_what_the_lps_duals_cannot(general_route):
     from mechdesign.bench.scale import _remapped_geometric_loss
 
     optimum = _remapped_geometric_loss(15, 13.0, PATH_PRIOR)
@@ -232,7 +243,7 @@ def test_the_interior_point_proves_what_the_lps_duals_cannot():
     assert result.certificate[0].holds
 
 
-def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch):
+def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch, general_route):
     from mechdesign.solvers import metric_interior_route
     from mechdesign.solvers.highs_model import SolverDeclined
 
@@ -254,7 +265,7 @@ def test_a_solver_named_runs_alone():
     assert all("route" not in run for run in result.solver["resolves"])
 
 
-def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch):
+def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch, general_route):
     # like every re-solve strategy: at most BUDGET_FACTOR times the first run's seconds (at least
     # BUDGET_FLOOR), within the solve's own limit; a run its budget stops gives only its bound
     from mechdesign.design import resolve

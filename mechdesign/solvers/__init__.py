@@ -20,6 +20,7 @@ def special_solvers() -> tuple:
         lazy_pairs,
         ldp_portfolio,
         line_rays,
+        metric_small,
         staircase,
     )
 
@@ -31,4 +32,5 @@ def special_solvers() -> tuple:
         line_rays.SOLVER,  # d-privacy on a line
         dantzig_wolfe.SOLVER,  # d-privacy over any other metric: rays, then lazy pairs
         lazy_pairs.SOLVER,  # the same, when the rays declined
+        metric_small.SOLVER,  # the same on few points: the whole LP, built directly
     )

@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from mechdesign.core.limits import relative_gap
-from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import exponential_weights
 from mechdesign.solvers.cone_pricing import ConePricing
 from mechdesign.solvers.contexts import ContextSolution, accepted_gap, solve_contexts
@@ -35,6 +34,7 @@ from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
     metric_off_the_line,
+    steep,
 )
 from mechdesign.solvers.ray_master import (
     RayMaster,
@@ -538,12 +538,6 @@ def _portfolio_then_fallbacks(cost, distances, notion, symmetry: Symmetry, gap: 
     return found
 
 
-def _steep(notion) -> bool:
-    """Whether some pair's e^{εd} exceeds e^20 (the LP's chains resolve entries only to 1e-15
-    there; rays are exact)."""
-    return float(np.max(notion.epsilon * notion.d, initial=0.0)) > MAX_LOG_COEFFICIENT
-
-
 def applies(problem) -> str | None:
     """One ε·d-privacy notion over a metric other than the line's with an expected-loss
     objective, from GENERAL_MIN_INPUTS values, or fewer when the notion is steep."""
@@ -551,8 +545,8 @@ def applies(problem) -> str | None:
     if reason is not None:
         return reason
     notion = problem.privacy[0]
-    if len(problem.inputs) < GENERAL_MIN_INPUTS and not _steep(notion):
-        return f"fewer than {GENERAL_MIN_INPUTS} inputs and no ratio beyond e^20: the plain LP is as fast"
+    if len(problem.inputs) < GENERAL_MIN_INPUTS and not steep(notion):
+        return f"fewer than {GENERAL_MIN_INPUTS} inputs and no ratio beyond e^20: the whole pair LP takes it"
     return None
 
 

@@ -30,6 +30,7 @@ import time
 
 import highspy
 import numpy as np
+import scipy.sparse as sp
 
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
@@ -114,9 +115,14 @@ class PairRowsModel:
     it), with no coefficient above e^LINK_MAX_EXPONENT. With coefficients up to e^20 in single
     rows HiGHS ended "unknown" on 100 random points at ε = 2. Since those t are at most 1, the
     bounds on the box [0, 1] stay valid for the auxiliary entries too.
+
+    ``sums`` replaces the rows summing to 1 when the columns of K stand for more than one output
+    each (:mod:`metric_small`): a sparse matrix S over the entries of K (row-major), the rows
+    S K = 1.
     """
 
-    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray):
+    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray,
+                 sums: sp.csr_matrix | None = None):
         n, m = cost.shape
         size = n * m
         self.i, self.j, self.coef, self.m = i, j, coef, m
@@ -125,8 +131,13 @@ class PairRowsModel:
         self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
         self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
                        np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
-        self.h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
-                       np.arange(size, dtype=np.int32), np.ones(size))
+        if sums is None:
+            self.h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
+                           np.arange(size, dtype=np.int32), np.ones(size))
+        else:
+            rows = sums.shape[0]
+            self.h.addRows(rows, np.ones(rows), np.ones(rows), sums.nnz, sums.indptr[:-1].astype(np.int32),
+                           sums.indices.astype(np.int32), sums.data.astype(float))
         self.active = np.zeros((i.size, m), dtype=bool)
         #: pairs beyond e^MAX_LOG_COEFFICIENT, checked only once ``reach`` is set (see solve_lazily)
         self.far = exponent > MAX_LOG_COEFFICIENT
@@ -184,11 +195,11 @@ class PairRowsModel:
 class Method:
     """Which HiGHS method solves the next lazy LP: the interior-point method with crossover
     from scratch, or the dual simplex warm-started from the last basis. The first LP is solved
-    by the former; afterwards the next one uses whichever took less time the last time each
-    was run (the dual simplex while it has not been timed yet)."""
+    by the former (unless ``interior`` is False); afterwards the next one uses whichever took
+    less time the last time each was run (the dual simplex while it has not been timed yet)."""
 
-    def __init__(self):
-        self.interior, self.seconds = True, {"ipm": None, "simplex": None}
+    def __init__(self, interior: bool = True):
+        self.interior, self.seconds = interior, {"ipm": None, "simplex": None}
 
     def apply(self, h) -> None:
         h.setOptionValue("solver", "ipm" if self.interior else "simplex")
@@ -202,7 +213,7 @@ class Method:
         self.apply(h)
 
 
-def _run(h, method: Method) -> bool:
+def run_method(h, method: Method) -> bool:
     """Run the model to an optimum; when the chosen method ends without one, the other method
     once, from scratch and with presolve (an imprecise interior point whose clean-up fails, or
     a simplex lost on a badly scaled basis: seen with pairs near e^20 at ε = 40 on the unit
@@ -264,7 +275,7 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     for rounds in range(1, max_rounds + 1):
         give_time(h, limits)
         started = time.perf_counter()
-        solved = _run(h, method)
+        solved = run_method(h, method)
         method.observe(h, time.perf_counter() - started)
         if not solved:
             if limits is not None and limits.expired():
@@ -315,7 +326,7 @@ def applies(problem) -> str | None:
         return reason
     n, m = len(problem.inputs), len(problem.outputs)
     if n < GENERAL_MIN_INPUTS:
-        return f"fewer than {GENERAL_MIN_INPUTS} inputs: the plain LP is as fast"
+        return f"fewer than {GENERAL_MIN_INPUTS} inputs: the whole pair LP takes it"
     if n * m > LAZY_MAX_ENTRIES:
         return f"{n} × {m} entries of K, more than the {LAZY_MAX_ENTRIES} its LP affords"
     return None

@@ -7,10 +7,13 @@ clause ``mechdesign solve --explain`` prints)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from mechdesign.core.metrics import on_a_line
 from mechdesign.core.objectives import ExpectedLoss
 
-#: below this many inputs the plain LP is as fast as the ray decomposition or lazy pair rows
+#: below this many inputs the whole pair LP (:mod:`mechdesign.solvers.metric_small`) is as fast as
+#: the ray decomposition or lazy pair rows
 GENERAL_MIN_INPUTS = 30
 #: a general-metric design whose rays stall goes on to the LP with lazy pair rows
 #: (:mod:`mechdesign.solvers.lazy_pairs`) when it has at most this many entries of K (85
@@ -38,6 +41,14 @@ def expected_loss(problem) -> str | None:
 def metric_on_a_line(notion) -> bool:
     """Whether the d-privacy notion's points lie on a line with |x − x'| as the distance."""
     return on_a_line(notion.metric.kind, notion.domain.points)
+
+
+def steep(notion) -> bool:
+    """Whether some pair of the d-privacy notion has e^{εd} beyond e^20 (an LP's chains resolve
+    entries only to 1e-15 there; the rays are exact)."""
+    from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
+
+    return float(np.max(notion.epsilon * notion.d, initial=0.0)) > MAX_LOG_COEFFICIENT
 
 
 def metric_off_the_line(problem) -> str | None:
