@@ -157,3 +157,13 @@ def test_a_path_at_epsilon_13_with_a_skewed_prior_is_proven_against_the_closed_f
     assert result.solver["name"] == ROUTE and result.status == "optimal" and result.holds
     assert result.objective == pytest.approx(optimum, rel=1e-6) and result.objective >= optimum * (1 - 1e-9)
     assert result.solver["bound"] <= optimum * (1 + 1e-12) and result.solver["gap"] <= 1e-6
+
+
+def test_a_decline_falls_through_to_the_general_route_and_is_said(monkeypatch):
+    monkeypatch.setattr(metric_small, "run_method", lambda h, method: False)  # HiGHS ends without an optimum
+    problem, D = _grid_problem(3, 1.0)
+    result = problem.solve()
+    record = result.solver["special_solvers"][-1]
+    assert record["solver"] == ROUTE and record["applies"] is True and record["outcome"].startswith("declined")
+    assert result.solver["name"] == "HIGHS" and result.status == "optimal"
+    assert result.objective == pytest.approx(all_pairs_lp(problem.objective.cost("default"), D, 1.0), rel=1e-7)

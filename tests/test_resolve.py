@@ -212,7 +212,7 @@ def _path_problem(n: int, epsilon: float, prior: np.ndarray) -> Problem:
 @pytest.fixture
 def general_route(monkeypatch):
     """Small d-privacy problems through the general route: the whole pair LP built directly,
-    which takes them first, declines (as when HiGHS ends it without an optimum)."""
+    which takes them first, is left out (the route they take when it declines)."""
     from mechdesign.solvers import metric_small
     from mechdesign.solvers.registry import SpecialSolver
 
