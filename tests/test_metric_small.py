@@ -108,7 +108,7 @@ def test_orbit_rows_sum_to_one_exactly_for_the_designs_the_columns_stand_for(row
     np.testing.assert_allclose(symmetric.sum(axis=1), 1.0, rtol=1e-12)
     orbits = OutputOrbits(symmetry)
     columns = symmetric[:, orbits.columns]
-    sums = metric_small.orbit_sums(orbits, symmetry.orbit, symmetry.sizes)
+    sums = metric_small.orbit_sums(symmetry)
     np.testing.assert_allclose(sums @ columns.ravel(), 1.0, rtol=1e-12)
     np.testing.assert_allclose(orbits.design(columns), symmetric, rtol=1e-12, atol=1e-15)
     # and the objective the reduced LP uses is the whole design's

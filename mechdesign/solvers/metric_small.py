@@ -37,14 +37,14 @@ from mechdesign.solvers.symmetry import find
 NAME = "HiGHS (every pair row)"
 
 
-def orbit_sums(orbits: OutputOrbits, orbit_of: np.ndarray, sizes: np.ndarray) -> sp.csr_matrix:
+def orbit_sums(symmetry) -> sp.csr_matrix:
     """The rows that make the design the representatives' columns stand for sum to 1, one per
-    orbit of inputs, over the entries K[x, r] (row-major, one column per representative):
-    Σ_{x in o} Σ_r (|orbit(r)| / |orbit(o)|) K[x, r] = 1."""
-    n, reps = orbit_of.size, orbits.columns.size
-    weight = sizes[orbit_of[orbits.columns]][None, :] / sizes[orbit_of][:, None]  # (x, r)
-    rows = np.repeat(orbit_of, reps)
-    return sp.csr_matrix((weight.ravel(), (rows, np.arange(n * reps))), shape=(sizes.size, n * reps))
+    orbit of inputs, over the entries K[x, r] (row-major, one column per orbit, its
+    representative's): Σ_{x in o} Σ_r (|orbit(r)| / |orbit(o)|) K[x, r] = 1."""
+    orbit, sizes = symmetry.orbit, symmetry.sizes
+    n, reps = orbit.size, sizes.size
+    weight = sizes[None, :] / sizes[orbit][:, None]  # (x, r)
+    return sp.csr_matrix((weight.ravel(), (np.repeat(orbit, reps), np.arange(n * reps))), shape=(reps, n * reps))
 
 
 def solve_all_pairs(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float,
@@ -58,12 +58,11 @@ def solve_all_pairs(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.nd
     symmetry = find(points, distances, cost)
     orbits = OutputOrbits(symmetry) if exact_symmetry(symmetry, distances, cost) else None
     if orbits is None:
-        columns, weights, sums = np.arange(m), np.ones(m), None
-    else:
-        columns, weights = orbits.columns, symmetry.sizes[symmetry.orbit[orbits.columns]].astype(float)
-        sums = orbit_sums(orbits, symmetry.orbit, symmetry.sizes)
-    width = columns.size
-    model = PairRowsModel(cost[:, columns] * weights, i, j, np.exp(epsilon * d), sums)
+        model_cost, sums = cost, None
+    else:  # column r stands for its whole orbit (the representatives come in the orbits' order)
+        model_cost, sums = cost[:, orbits.columns] * symmetry.sizes, orbit_sums(symmetry)
+    width = model_cost.shape[1]
+    model = PairRowsModel(model_cost, i, j, np.exp(epsilon * d), sums)
     model.add(np.tile(np.arange(i.size), width), np.repeat(np.arange(width), i.size))
     h = model.h
     method = Method(interior=False)  # one LP of hundreds of rows: the dual simplex, no presolve
