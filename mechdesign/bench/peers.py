@@ -56,8 +56,10 @@ INSTALL = "pip install 'mechdesign[peers]' (qif, POT, dit)"
 
 #: warm calls timed per tool and instance, at most, and the seconds after which no more are made
 #: (a call of milliseconds varies by a fifth from one call to the next; the least of several is
-#: the tool's time, as timeit takes it)
-TIMED_CALLS, TIMING_SECONDS = 5, 1.0
+#: the tool's time, as timeit takes it). Five were too few for a call of about a millisecond: the
+#: first calls after the warm one were still slower (a 10-point line, least of five: 0.93–1.01
+#: ms; of fifty: 0.81–0.83 ms), the more so the more Python a tool runs.
+TIMED_CALLS, TIMING_SECONDS = 30, 1.0
 
 
 def warm_call(solve):
