@@ -227,7 +227,7 @@ def test_peers_suite_skips_cleanly_when_no_peer_is_installed(run_cli, monkeypatc
 
 def test_peers_time_a_warm_call_and_keep_the_first(monkeypatch):
     """The first call loads what a tool loads on first use: it is run and kept apart; the warm
-    calls after it are timed (up to five, within the timing budget) and the least time kept."""
+    calls after it are timed (up to TIMED_CALLS, here five, within the timing budget) and the least time kept."""
     import time
 
     from mechdesign.bench import peers

@@ -29,7 +29,7 @@ such without stopping the others. The cases:
 Times are of a user's warm call, for every tool alike (:func:`warm_call`): each tool runs the
 instance once (which loads what it loads on first use: cvxpy and the compiled kernels for
 mechdesign, which a fresh installation also compiles then, once; the LP solver for qif), then
-again, timed, up to five times within a second, and the least of those times is kept. The first
+again, timed, up to thirty times within a second, and the least of those times is kept. The first
 call's time is kept as ``first_call_seconds``.
 
 Recorded per case: values, agreement with mechdesign, time ratios (peer / mechdesign), peak
