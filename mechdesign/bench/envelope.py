@@ -285,9 +285,9 @@ def _table(worst: dict):
 def _figure(ctx: Context, rows: list[dict]) -> str:
     plt = pyplot()
     families = list(dict.fromkeys(r["parameters"]["family"] for r in rows))
-    cols = 4
+    cols = min(4, len(families))  # (one family: one panel, not a row of empty ones)
     nrows = (len(families) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(max(4 * cols, 6.5), 3.2 * nrows), squeeze=False)
     for ax, fam in zip(axes.ravel(), families):
         mine = [r for r in rows if r["parameters"]["family"] == fam]
         for size in dict.fromkeys(size_label(r["parameters"]) for r in mine):
