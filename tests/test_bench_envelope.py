@@ -70,6 +70,33 @@ def test_worst_case_summary_names_the_slowest_and_every_failure():
     assert [c.holds for c in checks] == [False, False]
 
 
+@pytest.mark.parametrize("families", [["grid"], ["line", "grid", "ldp", "points", "graph"]])
+def test_the_figure_has_one_panel_per_family_and_no_empty_row(families, monkeypatch, tmp_path):
+    """One family draws one panel, not a row of four with three left empty; five draw two rows
+    of four (the last three panels off)."""
+    drawn = {}
+
+    def keep(fig, path):
+        drawn["fig"] = fig
+        return str(path)
+
+    monkeypatch.setattr(envelope, "save", keep)
+
+    class Ctx:
+        def figure(self, name):
+            return tmp_path / f"{name}.png"
+
+    rows = [{"parameters": {"family": f, "size": 10, "epsilon": e, "prior": "uniform", "loss": "metric"},
+             "status": "optimal", "certificate_holds": True, "total_seconds": 1.0 + e, "isolation": {}}
+            for f in families for e in (0.1, 1.0)]
+    envelope._figure(Ctx(), rows)
+    axes = drawn["fig"].axes
+    shown = [ax for ax in axes if ax.axison]
+    assert [ax.get_title() for ax in shown] == families
+    assert len(axes) == (1 if len(families) == 1 else 8)
+    assert drawn["fig"].get_figwidth() >= 6.5  # room for the title
+
+
 def test_an_isolated_instance_reports_status_path_and_memory():
     rec = run_isolated({"target": "mechdesign.bench.envelope:instance",
                         "params": {"family": "grid", "size": 3, "epsilon": 2.0, "prior": "zipf", "loss": "squared"},
