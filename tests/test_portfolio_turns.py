@@ -136,3 +136,39 @@ def test_a_method_left_alone_gets_one_turn_to_the_end():
     # the first turn was handed out before the other declined; then one turn to the end (in
     # slices, the next would have been half a second)
     assert set(windows) == {portfolio.FIRST_TURN, np.inf} and windows[-1] == np.inf
+
+
+class _Halving(_Timed):
+    """A method whose own gap halves at every step of ``step`` seconds (its rate of closing is
+    then exactly ln 2 a step, so its prediction is right) and closes after ``closes_after``."""
+
+    def advance(self, limits=None):
+        time.sleep(self.step)
+        self.rounds += 1
+        self.latest_bound = self.bound = 1.0 if self.rounds >= self.closes_after else 1.0 - 0.5 ** self.rounds
+        return True
+
+
+def test_a_method_predicted_to_close_within_the_others_next_turn_keeps_its_turn(monkeypatch):
+    # the other shows no progress and gets the floor's share: a half here, so that its next turn
+    # (0.5 s in the third round) is longer than what the halving method has left after its
+    # turns of 0.25 s and 0.5 s (at most 39 of its 40 steps of 20 ms done, whatever the load)
+    monkeypatch.setattr(portfolio, "TRAILING_FLOOR", 0.5)
+    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.02, 40)})
+    found = portfolio.interleave(turns, 2.0 ** -45, None, [])
+    assert found.bound == 1.0 and turns.started["halving"].rounds == 40
+    # the other had its first turn (0.25 s) and its half of the second (0.25 s), each finishing
+    # its last 10-ms step, but not the 0.5 s of the third
+    assert turns.seconds["other"] < 0.25 + 0.25 + 0.1
+
+
+def test_the_turn_goes_on_only_when_the_close_is_predicted_within_the_others_next_turn():
+    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.01, 99)})
+    for name in turns.starters:
+        turns.started[name] = turns.starters[name]()
+    turns.started["halving"].latest_bound = 1.0 - 2.0 ** -30  # gap 2^-30, aim 2^-40: ten steps
+    turns.rate = {"other": 0.0, "halving": np.log(2) / 0.01}  # of 10 ms: predicted 0.1 s
+    # the other, with no progress, would get an eighth of the next round
+    assert turns.finishing("halving", ["other", "halving"], 1.0, 2.0 ** -40) == pytest.approx(0.125)
+    assert turns.finishing("halving", ["other", "halving"], 0.5, 2.0 ** -40) == 0.0  # 0.0625 s < 0.1 s
+    assert turns.finishing("halving", ["halving"], 1.0, 2.0 ** -40) == 0.0  # alone: no one to wait for
