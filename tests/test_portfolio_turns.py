@@ -172,3 +172,5 @@ def test_the_turn_goes_on_only_when_the_close_is_predicted_within_the_others_nex
     assert turns.finishing("halving", ["other", "halving"], 1.0, 2.0 ** -40) == pytest.approx(0.125)
     assert turns.finishing("halving", ["other", "halving"], 0.5, 2.0 ** -40) == 0.0  # 0.0625 s < 0.1 s
     assert turns.finishing("halving", ["halving"], 1.0, 2.0 ** -40) == 0.0  # alone: no one to wait for
+    turns.extended.add("halving")  # a turn that went on once and did not close: not again
+    assert turns.finishing("halving", ["other", "halving"], 1.0, 2.0 ** -40) == 0.0
