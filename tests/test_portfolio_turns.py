@@ -142,6 +142,8 @@ class _Halving(_Timed):
     """A method whose own gap halves at every step of ``step`` seconds (its rate of closing is
     then exactly ln 2 a step, so its prediction is right) and closes after ``closes_after``."""
 
+    steady = True
+
     def advance(self, limits=None):
         time.sleep(self.step)
         self.rounds += 1
@@ -154,8 +156,7 @@ def test_a_method_predicted_to_close_within_the_others_next_turn_keeps_its_turn(
     # (0.5 s in the third round) is longer than what the halving method has left after its
     # turns of 0.25 s and 0.5 s (at most 39 of its 40 steps of 20 ms done, whatever the load)
     monkeypatch.setattr(portfolio, "TRAILING_FLOOR", 0.5)
-    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.02, 40)},
-                            latency={"halving": lambda: 0.0})
+    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.02, 40)})
     found = portfolio.interleave(turns, 2.0 ** -45, None, [])
     assert found.bound == 1.0 and turns.started["halving"].rounds == 40
     # the other had its first turn (0.25 s) and its half of the second (0.25 s), each finishing
@@ -164,8 +165,7 @@ def test_a_method_predicted_to_close_within_the_others_next_turn_keeps_its_turn(
 
 
 def test_the_turn_goes_on_only_when_the_close_is_predicted_within_the_others_next_turn():
-    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.01, 99)},
-                            latency={"halving": lambda: 0.0})
+    turns = portfolio.Turns({"other": lambda: _Timed("other", 0.01), "halving": lambda: _Halving("halving", 0.01, 99)})
     for name in turns.starters:
         turns.started[name] = turns.starters[name]()
     turns.started["halving"].latest_bound = 1.0 - 2.0 ** -30  # gap 2^-30, aim 2^-40: ten steps
@@ -177,5 +177,5 @@ def test_the_turn_goes_on_only_when_the_close_is_predicted_within_the_others_nex
     turns.extended.add("halving")  # a turn that went on once and did not close: not again
     assert turns.finishing("halving", ["other", "halving"], 1.0, 2.0 ** -40) == 0.0
     turns.extended.clear()
-    turns.latency.clear()  # a method without a one-step estimate (column generation): never
+    turns.started["halving"].steady = False  # a method whose gap closes in jumps (column generation)
     assert turns.finishing("halving", ["other", "halving"], 1.0, 2.0 ** -40) == 0.0

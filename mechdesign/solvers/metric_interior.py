@@ -379,6 +379,7 @@ class MetricInteriorPoint:
     per orbit (:mod:`~mechdesign.solvers.metric_orbits`; dense blocks only)."""
 
     name = "interior point"
+    steady = True  # its gap falls by a steady factor a step (:meth:`portfolio.Turns.finishing`)
 
     def __init__(self, cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  tol: float = 1e-9, repair=None, symmetry=None):

@@ -11,10 +11,9 @@ ratio of the predictions when they are far apart, to an eighth at least (a metho
 no progress at all gets the eighth). A method whose progress comes late still gets that eighth,
 so the time spent is at most about nine times that of the faster method, and 1 + the share of
 it when the prediction is right. A method that overruns its turn (one of its steps cannot be
-interrupted) is charged for it: the other's next turn is lengthened to keep the shares. A method
-with a one-step estimate (an interior point) whose turn ends while it is predicted to close its
-gap within the other's next turn goes on for up to that turn's length, once, charged the same
-way: the other's turn would otherwise come between the method and its end (a 40 × 40 grid's
+interrupted) is charged for it: the other's next turn is lengthened to keep the shares. A steady
+method (an interior point) whose turn ends while it is predicted to close its gap within the
+other's next turn goes on for up to that turn's length, once, charged the same way: the other's turn would otherwise come between the method and its end (a 40 × 40 grid's
 interior point ended a turn at a gap of 9.1e-7, two steps of 12 s from its aim, and the rays'
 turn of 64 s came first). A method
 that knows before it starts how long one of its steps will take (an interior point times its
@@ -34,7 +33,8 @@ A method is a stepper: ``advance(window)`` runs one round within the window (a :
 which looks like :class:`~mechdesign.core.limits.Limits` to it) and returns whether it
 progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``name`` and
 ``design()`` describe what it has (and an optional ``gap_ceiling``, the relative gap beyond which
-its bound shows no progress); its one-step estimate, when it has one, is given to the turns as a
+its bound shows no progress, and an optional ``steady``, true when its gap falls by a steady factor
+a round, so that a prediction from its rate holds); its one-step estimate, when it has one, is given to the turns as a
 function of no arguments (``latency``), called once; it raises
 :class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
 """
@@ -140,14 +140,14 @@ class Turns:
     def finishing(self, name: str, names: list[str], seconds: float, tol: float) -> float:
         """The seconds by which method ``name``'s turn, just over, goes on: the shortest turn the
         other running methods would get next (``seconds`` being the next round's length), when
-        ``name`` is predicted to close its gap within it; else 0. Only for a method that
-        estimates its one step (an interior point, whose gap falls by a steady factor a step, so
-        that the prediction holds), and once: a column generation's bound closes in jumps, and
+        ``name`` is predicted to close its gap within it; else 0. Only for a ``steady`` method
+        (an interior point, whose gap falls by a steady factor a step, so that the prediction
+        holds), and once: a column generation's bound closes in jumps, and
         when any method's turn could go on, the rays on 20 × 20 grids at ε = 8 with a random
         loss were predicted to close again and again and took 45 s and 36 s instead of 14 s and
         9 s (19 s and 34 s when only once)."""
         others = [other for other in names if other != name]
-        if not others or name in self.extended or name not in self.latency:
+        if not others or name in self.extended or not getattr(self.started.get(name), "steady", False):
             return 0.0
         upcoming = self.lengths(names, seconds, tol)
         wait = min(upcoming[other] for other in others)
