@@ -508,25 +508,77 @@ def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads, 
     # spanning orders of magnitude: the sum is the sum of the inverses of the factorised blocks
     # L Lᵀ (what the solves use), whether a tile is summed by running products or, below the
     # diagonal, as a matrix product
-    from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
+    from mechdesign.solvers.metric_chain_kernels import (
+        chain_cholesky,
+        chain_inverse_sum,
+        chain_solve_coefficients,
+    )
 
     rng = np.random.default_rng(11)
     m, g = 6, 150
-    off = -coupling * (1.0 - 1e-3 * rng.random((m, g - 1)))
-    off[0, 60] = 0.0  # one output's chain cut in two: a ratio of 0 (a quotient would be infinite)
-    scale = np.exp(rng.normal(size=(m, g)) * 2.0)
-    diag, low = np.empty((m, g)), np.empty((m, g - 1))
+    off = -coupling * (1.0 - 1e-3 * rng.random((g - 1, m)))  # (inputs, outputs): outputs innermost
+    off[60, 0] = 0.0  # one output's chain cut in two: a ratio of 0 (a quotient would be infinite)
+    scale = np.exp(rng.normal(size=(g, m)) * 2.0)
+    diag, low = np.empty((g, m)), np.empty((g - 1, m))
     assert chain_cholesky(off, diag, low)
     total = np.full((g, g), 7.0)  # added to; the upper triangle left as it was
-    chain_inverse_sum(diag, low, scale, total, threads, tile=tile)
+    chain_inverse_sum(*chain_solve_coefficients(diag, low, scale)[:2], total, threads, tile=tile)
     expected = np.zeros((g, g))
     for y in range(m):
-        factor = np.diag(diag[y]) + np.diag(low[y], -1)
+        factor = np.diag(diag[:, y]) + np.diag(low[:, y], -1)
         inverse = np.linalg.inv(factor)
-        expected += scale[y][:, None] * (inverse.T @ inverse) * scale[y][None, :]
+        expected += scale[:, y][:, None] * (inverse.T @ inverse) * scale[:, y][None, :]
     lower = np.tril_indices(g)
     assert np.allclose(total[lower] - 7.0, expected[lower], rtol=1e-10, atol=1e-13 * np.abs(expected).max())
     assert np.all(total[np.triu_indices(g, 1)] == 7.0)
+
+
+def test_the_chain_factors_each_block_and_shifts_only_a_block_that_needs_it():
+    # unit-diagonal tridiagonal blocks T_y with off-diagonal −c: positive definite for c = 0.3
+    # and 0.5 (its smallest eigenvalue 1 − 2c cos(π/(g + 1)) is 2.2e-4 at g = 150), indefinite
+    # for c = 0.5 + 2e-4 (−1.8e-4: only the shift of 1e-2 makes it definite) and for c = 0.8
+    # (−0.6: no shift does). Factorised side by side, each block is L Lᵀ = T (+ its shift).
+    from mechdesign.solvers.metric_chain_kernels import chain_cholesky
+
+    g = 150
+    couplings = np.array([0.3, 0.5, 0.5 + 2e-4, 0.3])
+    off = np.repeat(-couplings[None, :], g - 1, axis=0)
+    diag, low = np.empty((g, 4)), np.empty((g - 1, 4))
+    assert chain_cholesky(off, diag, low)
+    for y, shift in enumerate([0.0, 0.0, 1e-2, 0.0]):
+        factor = np.diag(diag[:, y]) + np.diag(low[:, y], -1)
+        block = (1.0 + shift) * np.eye(g) + np.diag(off[:, y], -1) + np.diag(off[:, y], 1)
+        assert np.allclose(factor @ factor.T, block, rtol=0, atol=1e-12)
+    off[:, 3] = -0.8
+    assert not chain_cholesky(off, diag, low)
+
+
+def test_the_chain_solves_are_the_scaled_blocks_inverses():
+    # out = D (L Lᵀ)⁻¹ D v per output, for a full right-hand side and for one column shared by
+    # every output, written or added, against dense inverses
+    from mechdesign.solvers.metric_chain_kernels import (
+        chain_cholesky,
+        chain_solve_coefficients,
+        chain_solves,
+    )
+
+    rng = np.random.default_rng(4)
+    g, m = 40, 5
+    off = -0.45 * rng.random((g - 1, m))
+    scale = np.exp(rng.normal(size=(g, m)) * 2.0)
+    diag, low = np.empty((g, m)), np.empty((g - 1, m))
+    assert chain_cholesky(off, diag, low)
+    v, column, start = rng.normal(size=(g, m)), rng.normal(size=(g, 1)), rng.normal(size=(g, m))
+    out, added = np.empty((g, m)), start.copy()
+    coefficients = chain_solve_coefficients(diag, low, scale)
+    chain_solves(*coefficients, v, out)
+    chain_solves(*coefficients, column, added, True)
+    for y in range(m):
+        block = np.eye(g) + np.diag(off[:, y], -1) + np.diag(off[:, y], 1)
+        inverse = scale[:, y][:, None] * np.linalg.inv(block) * scale[:, y][None, :]
+        assert np.allclose(out[:, y], inverse @ v[:, y], rtol=1e-10, atol=1e-12 * np.abs(inverse @ v[:, y]).max())
+        expected = start[:, y] + inverse @ column[:, 0]
+        assert np.allclose(added[:, y], expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
 
 
 def test_it_declines_on_a_frozen_gap_only_once_the_iterate_has_converged():

@@ -75,15 +75,15 @@ def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape, shuffled):
 
 
 def assert_chain_blocks(lp, rows, weights, diagonal, off):
-    """The tridiagonal blocks (diagonals, off-diagonals) are G_yᵀ diag(w) G_y for every output,
-    with the rows' ``weights`` as w."""
-    m = diagonal.shape[0]
+    """The tridiagonal blocks (diagonals (inputs, outputs), off-diagonals (inputs − 1, outputs))
+    are G_yᵀ diag(w) G_y for every output, with the rows' ``weights`` as w."""
+    m = diagonal.shape[1]
     w = np.zeros((lp.a.size, m))
     w[rows.pair, rows.out] = weights
     for y in range(m):
         block = (lp.G.T @ sp.diags(w[:, y]) @ lp.G).toarray()
-        np.testing.assert_allclose(diagonal[y], np.diag(block), rtol=1e-13)
-        np.testing.assert_allclose(off[y], np.diag(block, -1), rtol=1e-13)
+        np.testing.assert_allclose(diagonal[:, y], np.diag(block), rtol=1e-13)
+        np.testing.assert_allclose(off[:, y], np.diag(block, -1), rtol=1e-13)
 
 
 @pytest.mark.parametrize("seed", range(6))

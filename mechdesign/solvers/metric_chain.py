@@ -52,38 +52,48 @@ class BlockSystem:
 
 class ChainNewton(BlockSystem):
     """The Newton system at one iterate, for tridiagonal blocks: each block's bidiagonal
-    Cholesky factor (of the block scaled to a unit diagonal) and the Cholesky factor of
-    Σ_y H_y⁻¹; the same interface as the dense blocks' system."""
+    Cholesky factor (of the block scaled to a unit diagonal), kept as the solves' coefficients,
+    and the Cholesky factor of Σ_y H_y⁻¹; the same interface as the dense blocks' system. Its
+    arrays are laid out (inputs, outputs), as the blocks are built
+    (:mod:`~mechdesign.solvers.metric_chain_kernels`)."""
 
     def __init__(self, lp, it):
-        from mechdesign.solvers.metric_interior_kernels import chain_cholesky, chain_inverse_sum
+        from mechdesign.solvers.metric_chain_kernels import (
+            chain_cholesky,
+            chain_inverse_sum,
+            chain_solve_coefficients,
+        )
 
-        diagonal, off = it.rows.chain(self.weigh(it))  # (m, g), (m, g − 1)
-        diagonal += self.bound_weights.T
-        self.scale = 1.0 / np.sqrt(diagonal)
-        off *= self.scale[:, :-1] * self.scale[:, 1:]
-        m, g = diagonal.shape
-        self.diag, self.low = np.empty((m, g)), np.empty((m, g - 1))
-        if not chain_cholesky(off, self.diag, self.low):
+        diagonal, off = it.rows.chain(self.weigh(it))  # (g, m), (g − 1, m)
+        diagonal += self.bound_weights
+        scale = 1.0 / np.sqrt(diagonal)
+        off *= scale[:-1] * scale[1:]
+        g, m = diagonal.shape
+        diag, low = np.empty((g, m)), np.empty((g - 1, m))
+        if not chain_cholesky(off, diag, low):
             raise SolverDeclined("the interior-point system lost definiteness")
+        self.coefficients = chain_solve_coefficients(diag, low, scale)
         total = np.zeros((g, g))
-        chain_inverse_sum(self.diag, self.low, self.scale, total)
+        chain_inverse_sum(*self.coefficients[:2], total)
         total = np.tril(total)
         self.factor = shifted_cholesky(total + np.tril(total, -1).T)
-        # the solves run with the outputs innermost
-        self.diag, self.low = np.ascontiguousarray(self.diag.T), np.ascontiguousarray(self.low.T)
-        self.scale_rows = np.ascontiguousarray(self.scale.T)
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] for every output y, as a (g, m) array."""
-        from mechdesign.solvers.metric_interior_kernels import chain_solves
+        from mechdesign.solvers.metric_chain_kernels import chain_solves
 
-        out = np.empty_like(self.scale_rows)
-        chain_solves(self.diag, self.low, self.scale_rows, np.ascontiguousarray(v), out)
+        out = np.empty_like(self.coefficients[0])
+        chain_solves(*self.coefficients, np.ascontiguousarray(v), out)
+        return out
+
+    def apply_row(self, du: np.ndarray) -> np.ndarray:
+        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
+        out = np.zeros_like(self.coefficients[0])
+        self.add_row(du, out)
         return out
 
     def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
         """out += H_y⁻¹ du for every output y, in one compiled pass down and up the rows."""
-        from mechdesign.solvers.metric_interior_kernels import chain_solves
+        from mechdesign.solvers.metric_chain_kernels import chain_solves
 
-        chain_solves(self.diag, self.low, self.scale_rows, np.ascontiguousarray(du[:, None]), out, True)
+        chain_solves(*self.coefficients, np.ascontiguousarray(du[:, None]), out, True)

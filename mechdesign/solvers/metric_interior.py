@@ -174,10 +174,10 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     chain = is_chain(i, j)
     _check_start(g, i.size, m, chain)
     if chain:
-        from mechdesign.solvers.metric_interior_kernels import chain_inverse_sum
+        from mechdesign.solvers.metric_chain_kernels import chain_inverse_sum
 
         def run(k: int, size: int) -> None:
-            chain_inverse_sum(np.ones((k, size)), np.full((k, size - 1), -0.5), np.ones((k, size)), np.zeros((size, size)))
+            chain_inverse_sum(np.ones((size, k)), np.full((size, k), -0.5), np.zeros((size, size)))
     else:
         def run(k: int, size: int) -> None:
             none = np.zeros(0, dtype=np.intp)
@@ -502,9 +502,10 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative
     refinement once the dual equation's residual could take more than ``refine_above`` from the
-    bound. With ``single`` the dense blocks are factorised in single precision
-    (:data:`SINGLE_PRECISION_GAP`)."""
+    bound. With ``single`` the dense blocks are factorised in single precision (see above)."""
     from mechdesign.solvers.metric_interior_kernels import (
+        add_scaled,
+        complementarity_targets,
         move_slacks,
         outside_limit,
         stepped_products,
@@ -513,14 +514,15 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
     r_p = 1.0 - lp.row_sums(it.K)
-    pK, pS = it.K * it.mu, it.S * it.lam
     total, count = it.complementarity()
     mu = total / count
-    aff = _Direction(lp, it, newton, r_d, r_p, -pK, -pS)
+    aff = _Direction(lp, it, newton, r_d, r_p, complementarity_targets(0.0, it.K, it.mu),
+                     complementarity_targets(0.0, it.S, it.lam))
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
-    tK, tS = target - pK - aff.dK * aff.dmu, target - pS - aff.dS * aff.dlam
+    tK = complementarity_targets(target, it.K, it.mu, aff.dK, aff.dmu)
+    tS = complementarity_targets(target, it.S, it.lam, aff.dS, aff.dlam)
     step = _Direction(lp, it, newton, r_d, r_p, tK, tS)
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
@@ -568,11 +570,9 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
         joining = (np.concatenate([pair for pair, _ in moved]), np.concatenate([out for _, out in moved]))
     # the set's slacks step in place; with rows outside the set they take the step the full
     # slack array took (the same products and sums, so the same numbers), never re-gathered
-    it.S += a_p * step.dS
-    it.K += a_p * step.dK
-    it.u += a_d * step.du
-    it.mu += a_d * step.dmu
-    it.lam += a_d * step.dlam
+    for x, alpha, dx in ((it.S, a_p, step.dS), (it.K, a_p, step.dK), (it.u, a_d, step.du), (it.mu, a_d, step.dmu),
+                         (it.lam, a_d, step.dlam)):
+        add_scaled(x, alpha, dx)
     if joining is not None and joining[0].size:
         _join(lp, it, *joining)
 

@@ -59,6 +59,34 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
     return total
 
 
+def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray | None = None,
+                            dz: np.ndarray | None = None) -> np.ndarray:
+    """target − x z − dx dz in one pass (Mehrotra's corrector's targets after the predictor
+    (dx, dz)); without ``dx``, target − x z (the predictor's)."""
+    out, none = np.empty_like(x), np.zeros(0)
+    _targets(target, x, z, none if dx is None else dx, none if dz is None else dz, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray, dz: np.ndarray, out: np.ndarray) -> None:
+    fx, fz, fdx, fdz, o = x.ravel(), z.ravel(), dx.ravel(), dz.ravel(), out.ravel()
+    if fdx.size == 0:
+        for k in range(fx.size):
+            o[k] = target - fx[k] * fz[k]
+    else:
+        for k in range(fx.size):
+            o[k] = target - fx[k] * fz[k] - fdx[k] * fdz[k]
+
+
+@njit(cache=True, nogil=True)
+def add_scaled(x: np.ndarray, alpha: float, dx: np.ndarray) -> None:
+    """x += alpha dx in place, in one pass (NumPy takes two, through a temporary)."""
+    fx, fdx = x.ravel(), dx.ravel()
+    for k in range(fx.size):
+        fx[k] += alpha * fdx[k]
+
+
 @njit(cache=True, nogil=True)
 def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, goal_p: float, goal_d: float,
                     t: np.ndarray, lo: float, hi: float, out: np.ndarray) -> None:
@@ -216,223 +244,6 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
             for j in range(i + 1):
                 totals[y // chunk, i, j] += inverse[i, j] * si * s[j]
     return -1, 0
-
-
-@njit(cache=True)
-def chain_cholesky(off: np.ndarray, diag: np.ndarray, low: np.ndarray) -> bool:
-    """The Cholesky factors of the tridiagonal blocks with unit diagonal and off-diagonal
-    ``off`` (m, g − 1): diag (m, g) and low (m, g − 1) such that T_y = L_y L_yᵀ. A block whose
-    pivot round-off has made non-positive is factorised again with a diagonal shift of 1e-14,
-    growing a hundredfold per attempt (eight at most); False when one still fails."""
-    m, g = diag.shape
-    for y in range(m):
-        shift, done = 0.0, False
-        for _ in range(8):
-            pivot = 1.0 + shift
-            ok = pivot > 0.0
-            if ok:
-                diag[y, 0] = np.sqrt(pivot)
-            for i in range(g - 1):
-                if not ok:
-                    break
-                low[y, i] = off[y, i] / diag[y, i]
-                pivot = 1.0 + shift - low[y, i] * low[y, i]
-                ok = pivot > 0.0
-                if ok:
-                    diag[y, i + 1] = np.sqrt(pivot)
-            if ok:
-                done = True
-                break
-            shift = 1e-14 if shift == 0.0 else 100.0 * shift
-        if not done:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def chain_solves(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, v: np.ndarray, out: np.ndarray,
-                 add: bool = False) -> None:
-    """out[:, y] <- D_y (L_y L_yᵀ)⁻¹ D_y v[:, y] for every output y (``add``: out[:, y] += …), from
-    the bidiagonal factors of :func:`chain_cholesky` given transposed, diag (g, m) and low
-    (g − 1, m), and the blocks' scaling D_y = diag(scale[:, y]) given transposed too (g, m). A
-    ``v`` of one column, (g, 1), is the right-hand side of every output. The substitutions run
-    down and up the rows with the outputs innermost, so that every access is contiguous, and
-    the scalings ride along the first and the last pass (the back substitution keeps its row of
-    unscaled values in ``previous``; the forward one writes into ``out`` unless it adds)."""
-    g, m = diag.shape
-    wide = 1 if v.shape[1] > 1 else 0  # (one column: the same right-hand side for every output)
-    work = np.empty_like(out) if add else out
-    for y in range(m):
-        work[0, y] = scale[0, y] * v[0, y * wide] / diag[0, y]
-    for i in range(1, g):
-        for y in range(m):
-            work[i, y] = (scale[i, y] * v[i, y * wide] - low[i - 1, y] * work[i - 1, y]) / diag[i, y]
-    previous = np.empty(m)
-    for y in range(m):
-        w = work[g - 1, y] / diag[g - 1, y]
-        previous[y] = w
-        out[g - 1, y] = (out[g - 1, y] if add else 0.0) + w * scale[g - 1, y]
-    for i in range(g - 2, -1, -1):
-        for y in range(m):
-            w = (work[i, y] - low[i, y] * previous[y]) / diag[i, y]
-            previous[y] = w
-            out[i, y] = (out[i, y] if add else 0.0) + w * scale[i, y]
-
-
-#: the columns of the chain's inverse sum that share one pass over a row's ratios
-CHAIN_BAND = 16
-#: the chain's inverse sum is worked in square tiles of this many rows and columns: the tiles on
-#: the diagonal by running products (:func:`_chain_diagonal_tiles`), every tile below them as one
-#: matrix product (a multiple of :data:`CHAIN_BAND`)
-CHAIN_TILE = 128
-
-
-def chain_inverse_sum(diag: np.ndarray, low: np.ndarray, scale: np.ndarray, total: np.ndarray,
-                      threads: int | None = None, tile: int = CHAIN_TILE) -> None:
-    """total <- total + Σ_y D_y (L_y L_yᵀ)⁻¹ D_y in its lower triangle (the upper one is left as
-    it was), from the bidiagonal factors of :func:`chain_cholesky` (diag (m, g), low (m, g − 1))
-    and D_y = diag(scale[y]): the exact inverse of the factorised blocks, so that the coupling
-    and the solves agree however near singular a block is.
-
-    Column j of L⁻¹ is 1/d_j at row j and runs down as a product, L⁻¹[k + 1, j] = ρ_k L⁻¹[k, j]
-    with ρ_k = −l_k/d_{k+1}. So X = L⁻ᵀ L⁻¹ has, for i >= j,
-
-        X[i, j] = σ_i/(d_i d_j) · Π_{k=j}^{i−1} ρ_k,   σ_i = 1 + ρ_i² σ_{i+1}   (σ_last = 1),
-
-    sums of positive terms only (no cancellation). The rows and columns are cut into tiles of
-    ``tile``. Within a tile on the diagonal each column runs down the rows as m running
-    products, one multiply-add per output and entry (:func:`_chain_diagonal_tiles`). Below the diagonal
-    the product splits at the tiles' edges: for i in tile I = [i₀, i₁) and j in tile J = [j₀,
-    j₁) with J before I,
-
-        D X D[i, j] = (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k)
-                      · Π_{k=j₁}^{i₀−1} ρ_k · (s_j/d_j Π_{k=j}^{j₁−1} ρ_k),
-
-    products only (never a quotient, which a ρ of 0 would make infinite), so the tile's sum
-    over the outputs is one matrix product, (the first factors, each output's column times the
-    middle product) times the last factors' transpose: O(g² m) arithmetic as BLAS does it,
-    against the running products' memory-bound passes. A tile column stops once every
-    output's middle product has vanished. The tile columns are independent: ``threads``
-    threads (default :func:`~mechdesign.core.threads.solver_threads`) take every
-    ``threads``-th one."""
-    from mechdesign.core.threads import over, solver_threads
-
-    start, rows, ratio = _chain_factors(diag, low, scale)
-    g = diag.shape[1]
-    tile = max(CHAIN_BAND, tile - tile % CHAIN_BAND)
-    tiles = -(-g // tile)
-    count = min(solver_threads() if threads is None else threads, tiles)
-    over(lambda first: _chain_diagonal_tiles(start, rows, ratio, total, tile, first, count),
-         [(t,) for t in range(count)])
-    if tiles > 1:
-        through = _chain_tile_factors(start, rows, ratio, tile)  # (start, rows now the tiles' factors)
-        over(lambda first: _chain_tiles_below(start, rows, through, total, tile, first, count),
-             [(t,) for t in range(count)])
-
-
-@njit(cache=True)
-def _chain_factors(diag: np.ndarray, low: np.ndarray, scale: np.ndarray):
-    """(s_j/d_j, s_i σ_i/d_i, ρ_i) as (g, m) arrays, outputs innermost (ρ is 0 on the last
-    row): a column's product at its diagonal, a row's factor and its ratio."""
-    m, g = diag.shape
-    start = np.empty((g, m))
-    rows = np.empty((g, m))
-    ratio = np.zeros((g, m))
-    sigma = np.empty(g)
-    for y in range(m):
-        d, lo, s = diag[y], low[y], scale[y]
-        sigma[g - 1] = 1.0
-        for i in range(g - 2, -1, -1):
-            r = -lo[i] / d[i + 1]
-            ratio[i, y] = r
-            sigma[i] = 1.0 + r * r * sigma[i + 1]
-        for i in range(g):
-            start[i, y] = s[i] / d[i]
-            rows[i, y] = s[i] * sigma[i] / d[i]
-    return start, rows, ratio
-
-
-@njit(cache=True, nogil=True)
-def _flushed(v: float) -> float:
-    return v if abs(v) > 1e-290 else 0.0  # (never subnormal: slow)
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _chain_diagonal_tiles(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, total: np.ndarray, tile: int,
-                          first: int, stride: int) -> None:
-    """The diagonal tiles first, first + stride, … of the chain's inverse sum (see
-    :func:`chain_inverse_sum`), added into ``total``'s lower triangle, by running products in
-    bands of :data:`CHAIN_BAND` columns."""
-    g, m = start.shape
-    width = CHAIN_BAND
-    running = np.empty((width, m))
-    for t in range(first, -(-g // tile), stride):
-        end = min(g, (t + 1) * tile)
-        for j0 in range(t * tile, end, width):
-            jb = min(width, end - j0)
-            for b in range(jb):
-                running[b, :] = start[j0 + b, :]
-            for i in range(j0, end):
-                row, step = rows[i], ratio[i]
-                for b in range(min(jb, i - j0 + 1)):  # the columns begun by row i
-                    column = running[b]
-                    acc = 0.0
-                    for y in range(m):
-                        v = column[y]
-                        acc += row[y] * v
-                        column[y] = _flushed(v * step[y])
-                    total[i, j0 + b] += acc
-
-
-@njit(cache=True)
-def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, tile: int) -> np.ndarray:
-    """Turns ``rows`` into the first factors (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) and ``start`` into
-    the last (s_j/d_j Π_{k=j}^{j₁−1} ρ_k) of :func:`chain_inverse_sum`, in place, and returns
-    each tile's product through it, Π_{k=i₀}^{i₁−1} ρ_k, as a (tiles, m) array."""
-    g, m = start.shape
-    tiles = -(-g // tile)
-    through = np.empty((tiles, m))
-    for t in range(tiles):
-        lo, hi = t * tile, min(g, (t + 1) * tile)
-        for y in range(m):
-            p = 1.0
-            for i in range(lo, hi):
-                rows[i, y] *= p
-                p = _flushed(p * ratio[i, y])
-            through[t, y] = p
-            p = 1.0
-            for j in range(hi - 1, lo - 1, -1):
-                p = _flushed(p * ratio[j, y])
-                start[j, y] *= p
-    return through
-
-
-@njit(cache=True, nogil=True)
-def _chain_tiles_below(last: np.ndarray, first_factors: np.ndarray, through: np.ndarray, total: np.ndarray,
-                       tile: int, first: int, stride: int) -> None:
-    """The tiles below the diagonal in tile columns first, first + stride, … (see
-    :func:`chain_inverse_sum`), added into ``total``, one matrix product per tile."""
-    g, m = last.shape
-    tiles = through.shape[0]
-    middle = np.empty(m)
-    scaled = np.empty((tile, m))
-    for J in range(first, tiles - 1, stride):
-        j0, j1 = J * tile, min(g, (J + 1) * tile)
-        right = last[j0:j1].T
-        middle[:] = 1.0
-        for I in range(J + 1, tiles):
-            i0, i1 = I * tile, min(g, (I + 1) * tile)
-            for r in range(i1 - i0):
-                for y in range(m):
-                    scaled[r, y] = first_factors[i0 + r, y] * middle[y]
-            total[i0:i1, j0:j1] += np.dot(scaled[: i1 - i0], right)
-            alive = False
-            for y in range(m):
-                v = _flushed(middle[y] * through[I, y])
-                middle[y] = v
-                alive = alive or v != 0.0
-            if not alive:
-                break
 
 
 @njit(cache=True, nogil=True)

@@ -130,11 +130,11 @@ class Rows:
 
     def chain(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The tridiagonal blocks Gᵀ diag(weights) G of a chain (every pair joins neighbours):
-        their diagonals (outputs, inputs) and off-diagonals (outputs, inputs − 1)."""
+        their diagonals (inputs, outputs) and off-diagonals (inputs − 1, outputs), the outputs
+        innermost, as the blocks' kernels take them."""
         from mechdesign.solvers.metric_interior_kernels import rows_chain
 
-        # summed with the outputs innermost (contiguous runs), then turned to the blocks' layout
         diagonal, off = np.zeros((self.inputs, self.outputs)), np.zeros((self.inputs - 1, self.outputs))
         runs = self.runs
         self._by_outputs(lambda lo, hi: rows_chain(weights, *runs, diagonal, off, lo, hi))
-        return np.ascontiguousarray(diagonal.T), np.ascontiguousarray(off.T)
+        return diagonal, off
