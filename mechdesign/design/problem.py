@@ -13,6 +13,7 @@ import numpy as np
 from mechdesign.core import preview
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
+from mechdesign.core.heap import freed_memory_kept
 from mechdesign.core.information_utilities import NOT_CONVEX
 from mechdesign.core.lazy_import import cvxpy as cp
 from mechdesign.core.limits import TIME_LIMIT, Limits, check_time_limit, relative_gap
@@ -261,7 +262,12 @@ class Problem:
         the certificate is expected to take (each notion's ``certification_seconds``; at most
         half the limit), so that the certified result arrives within the limit. ``progress`` is called with each
         round an iterative solver reports (value, proven bound, gap); the rounds are kept in
-        ``solver["progress"]``."""
+        ``solver["progress"]``. Memory freed during the solve is kept for reuse until it ends
+        (:mod:`~mechdesign.core.heap`)."""
+        with freed_memory_kept():
+            return self._solve(solver, verbose, time_limit, progress)
+
+    def _solve(self, solver, verbose, time_limit, progress) -> Result:
         chosen = check_solver(self.solver if solver is None else solver)
         limits = Limits(self.time_limit if time_limit is None else time_limit, progress,
                         reserve=self.certification_seconds())
