@@ -45,3 +45,15 @@ def test_nested_and_concurrent_solves_set_the_thresholds_once_and_restore_them_o
         raise ValueError
     assert calls[-1] == (heap.M_TRIM_THRESHOLD, heap.RESTORED_TRIM) and len(calls) == 8
     assert heap._running == 0
+
+
+def test_the_environment_can_leave_malloc_as_it_is(monkeypatch):
+    heap._mallopt.cache_clear()
+    try:
+        monkeypatch.setenv(heap.OPT_OUT, "0")
+        assert heap._mallopt() is None
+        heap._mallopt.cache_clear()
+        monkeypatch.setenv(heap.OPT_OUT, "1")
+        assert (heap._mallopt() is None) == (heap._mallopt.__wrapped__() is None)  # as the C library allows
+    finally:
+        heap._mallopt.cache_clear()

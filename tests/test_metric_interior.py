@@ -626,7 +626,7 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
     newton = (ChainNewton if lp.chain else DenseNewton)(lp, it)
     residuals = []
     for refine in (False, True):
-        dK, du, _ = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        dK, du = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
         if refine:
             _refine(lp, it, newton, rhs, dK, du)
         product = it.rows.transpose(it.lam / it.S * it.rows.slack(dK)) + it.mu / it.K * dK

@@ -72,6 +72,16 @@ def test_runs_of_rows_map_like_the_dense_pair_map(seed, shape, shuffled):
     if shape is _line:
         weights = rng.random(rows.size)
         assert_chain_blocks(lp, rows, weights, *rows.chain(weights))
+    # the slacks' direction with the duals' in one pass: as the two passes give them, and the
+    # step lengths as a direct computation over the rows gives them
+    dK = rng.standard_normal((g, m))
+    t, dual, primal = rng.standard_normal(rows.size), rng.random(rows.size) + 0.1, rng.random(rows.size) + 0.1
+    dS, dz, a_p, a_d = rows.slack_recovered(dK, t, dual, primal)
+    np.testing.assert_array_equal(dS, rows.slack(dK))
+    np.testing.assert_allclose(dz, (t - dual * dS) / primal, rtol=1e-14)
+    for step, x, dx in ((a_p, primal, dS), (a_d, dual, dz)):
+        falling = dx < 0
+        assert step == pytest.approx(min(1.0, (-x[falling] / dx[falling]).min(initial=np.inf)), rel=1e-14)
 
 
 def assert_chain_blocks(lp, rows, weights, diagonal, off):

@@ -15,12 +15,14 @@ kept memory helps a thread only when the threads share the process's main heap: 
 glibc's number of heaps to one, and that lasts for the process (glibc fixes its limit the first
 time a thread asks for a heap). A method racing on its own thread took 0.90 s a step on a
 2,000-point line with heaps of its own, 0.75 s sharing the main one. Allocations made with
-the interpreter's lock held, as nearly all of Python's are, never contend for it.
+the interpreter's lock held, as nearly all of Python's are, never contend for it. Setting
+``MECHDESIGN_KEEP_FREED_MEMORY=0`` before the first solve leaves malloc as it is.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -40,9 +42,16 @@ _lock = threading.Lock()
 _running = 0  # the solves inside freed_memory_kept, over every thread
 
 
+#: the environment variable that, set to 0 before the first solve, leaves malloc as it is
+OPT_OUT = "MECHDESIGN_KEEP_FREED_MEMORY"
+
+
 @lru_cache(maxsize=1)
 def _mallopt():
-    """glibc's mallopt, or None where the C library has none (macOS, Windows)."""
+    """glibc's mallopt, or None where the C library has none (macOS, Windows) or the
+    environment opts out (:data:`OPT_OUT` is 0)."""
+    if os.environ.get(OPT_OUT, "1").strip() == "0":
+        return None
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (AttributeError, OSError, TypeError):

@@ -65,6 +65,7 @@ import scipy.sparse as sp
 
 from mechdesign.core.blas_threads import one_blas_thread
 from mechdesign.core.threads import over, ranges, solver_threads
+from mechdesign.solvers import metric_passes as passes
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import step_lengths
@@ -310,22 +311,21 @@ class _Iterate:
 
 def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
            t_S: np.ndarray) -> list[np.ndarray]:
-    """(dK, du, dS) solving the Newton equations
+    """(dK, du) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
-    by the block elimination of the module docstring (dμ and dλ follow from the last two); the
+    by the block elimination of the module docstring (dS, dμ and dλ follow from the last three); the
     direction a step takes may then get a step of iterative refinement (:func:`_refine`)."""
     rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
     du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v)))
     newton.add_row(du, v)  # (v becomes dK)
-    return [v, du, it.rows.slack(v)]
+    return [v, du]
 
 
 def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> np.ndarray:
     """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`), in two passes
     over the entries and one over the rows."""
-    rhs = np.divide(t_K, it.K)
-    rhs -= r_d
+    rhs = passes.quotient_less(t_K, it.K, r_d)
     it.rows.add_transpose_ratio(t_S, it.S, rhs)
     return rhs
 
@@ -348,15 +348,15 @@ class _Direction:
 
     def __init__(self, lp: _Reduced, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, r_p: np.ndarray,
                  t_K: np.ndarray, t_S: np.ndarray):
-        self.dK, self.du, self.dS = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+        self.dK, self.du = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
         self.dmu = np.empty_like(self.dK)
         self._recover(it, t_K, t_S)
 
     def _recover(self, it: _Iterate, t_K: np.ndarray, t_S: np.ndarray) -> None:
-        """dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths, one pass each."""
-        self.dlam = np.empty_like(self.dS)
+        """dS = G dK, dμ = (t_K − μ dK)/K and dλ = (t_S − Λ dS)/S, with the step lengths: one
+        pass over the entries, one over the rows."""
         a_K, a_mu = recover(t_K, it.mu, self.dK, it.K, self.dmu)
-        a_S, a_lam = recover(t_S, it.lam, self.dS, it.S, self.dlam)
+        self.dS, self.dlam, a_S, a_lam = it.rows.slack_recovered(self.dK, t_S, it.lam, it.S)
         self.a_p, self.a_d = min(a_K, a_S), min(a_mu, a_lam)
 
     def refine(self, lp: _Reduced, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, t_K: np.ndarray,
@@ -364,7 +364,6 @@ class _Direction:
         """One step of iterative refinement of this direction for the targets it was solved for
         (t_K, t_S), then dS, dμ, dλ and the step lengths again."""
         _refine(lp, it, newton, _blocks_rhs(it, r_d, t_K, t_S), self.dK, self.du)
-        self.dS = it.rows.slack(self.dK)
         self._recover(it, t_K, t_S)
 
 
@@ -504,8 +503,6 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     refinement once the dual equation's residual could take more than ``refine_above`` from the
     bound. With ``single`` the dense blocks are factorised in single precision (see above)."""
     from mechdesign.solvers.metric_interior_kernels import (
-        add_scaled,
-        complementarity_targets,
         move_slacks,
         outside_limit,
         stepped_products,
@@ -516,13 +513,13 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     r_p = 1.0 - lp.row_sums(it.K)
     total, count = it.complementarity()
     mu = total / count
-    aff = _Direction(lp, it, newton, r_d, r_p, complementarity_targets(0.0, it.K, it.mu),
-                     complementarity_targets(0.0, it.S, it.lam))
+    aff = _Direction(lp, it, newton, r_d, r_p, passes.complementarity_targets(0.0, it.K, it.mu),
+                     passes.complementarity_targets(0.0, it.S, it.lam))
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
-    tK = complementarity_targets(target, it.K, it.mu, aff.dK, aff.dmu)
-    tS = complementarity_targets(target, it.S, it.lam, aff.dS, aff.dlam)
+    tK = passes.complementarity_targets(target, it.K, it.mu, aff.dK, aff.dmu)
+    tS = passes.complementarity_targets(target, it.S, it.lam, aff.dS, aff.dlam)
     step = _Direction(lp, it, newton, r_d, r_p, tK, tS)
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
@@ -572,7 +569,7 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     # slack array took (the same products and sums, so the same numbers), never re-gathered
     for x, alpha, dx in ((it.S, a_p, step.dS), (it.K, a_p, step.dK), (it.u, a_d, step.du), (it.mu, a_d, step.dmu),
                          (it.lam, a_d, step.dlam)):
-        add_scaled(x, alpha, dx)
+        passes.add_scaled(x, alpha, dx)
     if joining is not None and joining[0].size:
         _join(lp, it, *joining)
 

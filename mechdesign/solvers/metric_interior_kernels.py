@@ -59,17 +59,11 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
     return total
 
 
-def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray | None = None,
-                            dz: np.ndarray | None = None) -> np.ndarray:
-    """target − x z − dx dz in one pass (Mehrotra's corrector's targets after the predictor
-    (dx, dz)); without ``dx``, target − x z (the predictor's)."""
-    out, none = np.empty_like(x), np.zeros(0)
-    _targets(target, x, z, none if dx is None else dx, none if dz is None else dz, out)
-    return out
-
-
 @njit(cache=True, nogil=True)
-def _targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray, dz: np.ndarray, out: np.ndarray) -> None:
+def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray, dz: np.ndarray,
+                            out: np.ndarray) -> None:
+    """out = target − x z − dx dz in one pass (Mehrotra's corrector's targets after the
+    predictor (dx, dz)); with ``dx`` empty, out = target − x z (the predictor's)."""
     fx, fz, fdx, fdz, o = x.ravel(), z.ravel(), dx.ravel(), dz.ravel(), out.ravel()
     if fdx.size == 0:
         for k in range(fx.size):
@@ -77,6 +71,14 @@ def _targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray, dz: np
     else:
         for k in range(fx.size):
             o[k] = target - fx[k] * fz[k] - fdx[k] * fdz[k]
+
+
+@njit(cache=True, nogil=True)
+def quotient_less(t: np.ndarray, x: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
+    """out = t/x − r in one pass (the blocks' right-hand side before the rows' share)."""
+    ft, fx, fr, o = t.ravel(), x.ravel(), r.ravel(), out.ravel()
+    for k in range(ft.size):
+        o[k] = ft[k] / fx[k] - fr[k]
 
 
 @njit(cache=True, nogil=True)
@@ -257,6 +259,31 @@ def rows_slack(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start
         low, high = K[a[r]], K[b[r]]
         for t in range(length[r]):
             out[k0 + t] = cr * high[y0 + t] - low[y0 + t]
+
+
+@njit(cache=True, nogil=True)
+def rows_slack_recovered(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, start: np.ndarray,
+                         first: np.ndarray, length: np.ndarray, t: np.ndarray, dual: np.ndarray, primal: np.ndarray,
+                         out: np.ndarray, out_dual: np.ndarray) -> tuple[float, float]:
+    """:func:`rows_slack` (out = G K on the runs' rows) and, in the same pass, :func:`recover`
+    for those rows: out_dual = (t − dual·out)/primal and the largest steps α <= 1 keeping
+    primal + α out and dual + α out_dual non-negative, (α primal, α dual)."""
+    a_p, a_d = 1.0, 1.0
+    for r in range(start.size):
+        k0, y0, cr = start[r], first[r], c[r]
+        low, high = K[a[r]], K[b[r]]
+        for i in range(length[r]):
+            k = k0 + i
+            dp = cr * high[y0 + i] - low[y0 + i]
+            out[k] = dp
+            p, z = primal[k], dual[k]
+            dz = (t[k] - z * dp) / p
+            out_dual[k] = dz
+            if p + a_p * dp < 0.0:
+                a_p = -p / dp
+            if z + a_d * dz < 0.0:
+                a_d = -z / dz
+    return a_p, a_d
 
 
 @njit(cache=True, nogil=True)

@@ -63,3 +63,35 @@ def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray
 
     _over_entries(lambda x, dx, z, dz, t, out: kernel(x, dx, z, dz, goal_p, goal_d, t, lo, hi, out),
                   x, dx, z, dz, t, out)
+
+
+def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray | None = None,
+                            dz: np.ndarray | None = None) -> np.ndarray:
+    """target − x z − dx dz (Mehrotra's corrector's targets after the predictor (dx, dz);
+    without ``dx``, the predictor's, target − x z), one pass over ranges on threads."""
+    from mechdesign.solvers.metric_interior_kernels import complementarity_targets as kernel
+
+    out = np.empty_like(x)
+    if dx is None:
+        none = np.zeros(0)
+        _over_entries(lambda x, z, out: kernel(target, x, z, none, none, out), x, z, out)
+    else:
+        _over_entries(lambda x, z, dx, dz, out: kernel(target, x, z, dx, dz, out), x, z, dx, dz, out)
+    return out
+
+
+def quotient_less(t: np.ndarray, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """t/x − r, one pass over ranges on threads."""
+    from mechdesign.solvers.metric_interior_kernels import quotient_less as kernel
+
+    out = np.empty_like(x)
+    _over_entries(kernel, t, x, r, out)
+    return out
+
+
+def add_scaled(x: np.ndarray, alpha: float, dx: np.ndarray) -> None:
+    """x += alpha dx in place, one pass over ranges on threads (NumPy takes two, through a
+    temporary)."""
+    from mechdesign.solvers.metric_interior_kernels import add_scaled as kernel
+
+    _over_entries(lambda x, dx: kernel(x, alpha, dx), x, dx)

@@ -109,6 +109,23 @@ class Rows:
              list(zip(edges[:-1], edges[1:])))
         return out
 
+    def slack_recovered(self, K: np.ndarray, t: np.ndarray, dual: np.ndarray, primal: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(G K on the rows, (t − dual·G K)/primal, and the largest steps α <= 1 keeping primal +
+        α G K and dual + α of the latter non-negative), in one pass (:meth:`slack`, then the
+        duals' direction as :func:`~mechdesign.solvers.metric_passes.recover` finds it, without
+        reading G K back)."""
+        from mechdesign.solvers.metric_interior_kernels import rows_slack_recovered
+
+        out, out_dual = np.empty(self.size), np.empty(self.size)
+        a, b, c, start, first, length = self.runs
+        edges = np.searchsorted(start, [lo for lo, _ in pieces(self.size)] + [self.size])
+        found = over(lambda lo, hi: rows_slack_recovered(K, a[lo:hi], b[lo:hi], c[lo:hi], start[lo:hi],
+                                                         first[lo:hi], length[lo:hi], t, dual, primal, out,
+                                                         out_dual),
+                     list(zip(edges[:-1], edges[1:])))
+        return out, out_dual, min(f[0] for f in found), min(f[1] for f in found)
+
     def _by_outputs(self, work) -> None:
         """``work(lo, hi)`` over ranges of outputs, on as many threads as the rows' number
         asks for (:func:`~mechdesign.solvers.metric_passes.pieces`)."""
