@@ -323,7 +323,7 @@ def _solve(lp: _Reduced, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d
 
 
 def _blocks_rhs(it: _Iterate, r_d: np.ndarray, t_K: np.ndarray, t_S: np.ndarray) -> np.ndarray:
-    """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`), in two passes
+    """The blocks' right-hand side t_K/K + Gᵀ(t_S/S) − r_d (see :func:`_solve`), in one pass
     over the entries and one over the rows."""
     rhs = passes.quotient_less(t_K, it.K, r_d)
     it.rows.add_transpose_ratio(t_S, it.S, rhs)
@@ -501,7 +501,8 @@ def _step(lp: _Reduced, it: _Iterate, refine_above: float = math.inf, single: bo
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative
     refinement once the dual equation's residual could take more than ``refine_above`` from the
-    bound. With ``single`` the dense blocks are factorised in single precision (see above)."""
+    bound. With ``single`` the dense blocks are factorised in single precision
+    (:data:`SINGLE_PRECISION_GAP`)."""
     from mechdesign.solvers.metric_interior_kernels import (
         move_slacks,
         outside_limit,
