@@ -13,15 +13,15 @@ so the time spent is at most about nine times that of the faster method, and 1 +
 it when the prediction is right. A method that overruns its turn (one of its steps cannot be
 interrupted) is charged for it: the other's next turn is lengthened to keep the shares. A steady
 method (an interior point) whose turn ends while it is predicted to close its gap within the
-other's next turn goes on for up to that turn's length, once, charged the same way: the other's turn would otherwise come between the method and its end (a 40 × 40 grid's
-interior point ended a turn at a gap of 9.1e-7, two steps of 12 s from its aim, and the rays'
-turn of 64 s came first). A method
-that knows before it starts how long one of its steps will take (an interior point times its
-factorisations on a few blocks) waits until the others have used that long: a step that cannot
-be interrupted would otherwise take their time before anything is learned from it, and when
-the other would finish alone within it, it does, so the wait costs at most the time of that
-one step (about twice the faster method's time in the worst case, whatever the sizes are). It is
-not started at all when that one step would outlast the solve's time limit.
+other's next turn goes on for up to that turn's length, once, charged the same way: the other's
+turn would otherwise come between the method and its end (a 40 × 40 grid's interior point ended
+a turn at a gap of 9.1e-7, two steps of 12 s from its aim, and the rays' turn of 64 s came
+first). A method that knows before it starts how long one of its steps will take (an interior
+point times its factorisations on a few blocks) waits until the others have used that long: a
+step that cannot be interrupted would otherwise take their time before anything is learned from
+it, and when the other would finish alone within it, it does, so the wait costs at most the
+time of that one step (about twice the faster method's time in the worst case, whatever the
+sizes are). It is not started at all when that one step would outlast the solve's time limit.
 
 The two share what they prove: the design of least objective found by either, and the largest
 lower bound proven by either. The solve ends as soon as the best design is within the tolerance
@@ -33,9 +33,9 @@ A method is a stepper: ``advance(window)`` runs one round within the window (a :
 which looks like :class:`~mechdesign.core.limits.Limits` to it) and returns whether it
 progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``name`` and
 ``design()`` describe what it has (and an optional ``gap_ceiling``, the relative gap beyond which
-its bound shows no progress, and an optional ``steady``, true when its gap falls by a steady factor
-a round, so that a prediction from its rate holds); its one-step estimate, when it has one, is given to the turns as a
-function of no arguments (``latency``), called once; it raises
+its bound shows no progress, and an optional ``steady``, true when its gap falls by a steady
+factor a round, so that a prediction from its rate holds); its one-step estimate, when it has
+one, is given to the turns as a function of no arguments (``latency``), called once; it raises
 :class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
 """
 
