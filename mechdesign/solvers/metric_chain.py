@@ -23,11 +23,8 @@ def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
 
 class BlockSystem:
     """What the Newton systems of the interior point share: the weights they were built from
-    (:meth:`weigh`), ``scale`` (m, g), the blocks' diagonal scaling, ``apply(v)`` (H_y⁻¹ v[:, y]
-    for every output) and, from it, :meth:`apply_row` and :meth:`add_row`; :meth:`multiply`,
-    H_y v[:, y] as a product."""
-
-    scale: np.ndarray
+    (:meth:`weigh`), ``apply(v)`` (H_y⁻¹ v[:, y] for every output) and, from it,
+    :meth:`apply_row` and :meth:`add_row`; :meth:`multiply`, H_y v[:, y] as a product."""
 
     def weigh(self, it) -> np.ndarray:
         """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too."""
@@ -43,7 +40,7 @@ class BlockSystem:
 
     def apply_row(self, du: np.ndarray) -> np.ndarray:
         """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
-        return self.apply(np.repeat(du[:, None], self.scale.shape[0], axis=1))
+        return self.apply(np.repeat(du[:, None], self.bound_weights.shape[1], axis=1))
 
     def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
         """out += H_y⁻¹ du for every output y, in place."""
@@ -86,14 +83,9 @@ class ChainNewton(BlockSystem):
         chain_solves(*self.coefficients, np.ascontiguousarray(v), out)
         return out
 
-    def apply_row(self, du: np.ndarray) -> np.ndarray:
-        """H_y⁻¹ du for every output y (one vector for all), as a (g, m) array."""
-        out = np.zeros_like(self.coefficients[0])
-        self.add_row(du, out)
-        return out
-
     def add_row(self, du: np.ndarray, out: np.ndarray) -> None:
-        """out += H_y⁻¹ du for every output y, in one compiled pass down and up the rows."""
+        """out += H_y⁻¹ du for every output y, in one compiled pass down and up the rows (the
+        one column solved for every output, never repeated into a (g, m) array)."""
         from mechdesign.solvers.metric_chain_kernels import chain_solves
 
         chain_solves(*self.coefficients, np.ascontiguousarray(du[:, None]), out, True)

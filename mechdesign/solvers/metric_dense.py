@@ -25,7 +25,8 @@ class DenseNewton(BlockSystem):
     D_y H_y D_y with D_y = diag(H_y)^-1/2, with its Cholesky factor (in single precision with
     ``single``: see :data:`~mechdesign.solvers.metric_interior.SINGLE_PRECISION_GAP`), and the
     Cholesky factor of Σ_y H_y⁻¹, shared by the predictor and the correctors (over every output
-    of the orbits when the LP keeps one output per orbit: :mod:`metric_orbits`)."""
+    of the orbits when the LP keeps one output per orbit: :mod:`metric_orbits`); ``scale``
+    (m, g) holds each D_y's diagonal."""
 
     def __init__(self, lp, it, single: bool = False):
         # the diagonal spans many orders of magnitude near the optimum: factorise D H D, whose

@@ -27,6 +27,14 @@ _spotrf = types.ExternalFunction("mechdesign_spotrf", _LAPACK_SIGNATURE)
 _spotri = types.ExternalFunction("mechdesign_spotri", _LAPACK_SIGNATURE)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _ratio_test(step: float, x: float, dx: float) -> float:
+    """The step α, shortened to −x/dx where x + α dx would cross zero. It divides only there (x
+    is positive, so that is where the ratio is a new minimum): a division for every decreasing
+    entry took two thirds of a pass."""
+    return -x / dx if x + step * dx < 0.0 else step
+
+
 @njit(cache=True, nogil=True)
 def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.ndarray,
             out: np.ndarray) -> tuple[float, float]:
@@ -38,13 +46,7 @@ def recover(t: np.ndarray, dual: np.ndarray, dprimal: np.ndarray, primal: np.nda
     for k in range(p.size):
         dz = (tt[k] - z[k] * dp[k]) / p[k]
         o[k] = dz
-        # the ratio tests divide only where the step so far would cross zero (primal and dual
-        # are positive, so that is where the ratio is a new minimum): a division for every
-        # decreasing entry took two thirds of the pass
-        if p[k] + a_p * dp[k] < 0.0:
-            a_p = -p[k] / dp[k]
-        if z[k] + a_d * dz < 0.0:
-            a_d = -z[k] / dz
+        a_p, a_d = _ratio_test(a_p, p[k], dp[k]), _ratio_test(a_d, z[k], dz)
     return a_p, a_d
 
 
@@ -279,10 +281,7 @@ def rows_slack_recovered(K: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndar
             p, z = primal[k], dual[k]
             dz = (t[k] - z * dp) / p
             out_dual[k] = dz
-            if p + a_p * dp < 0.0:
-                a_p = -p / dp
-            if z + a_d * dz < 0.0:
-                a_d = -z / dz
+            a_p, a_d = _ratio_test(a_p, p, dp), _ratio_test(a_d, z, dz)
     return a_p, a_d
 
 
