@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mechdesign.solvers.metric_interior import _Reduced
 from mechdesign.solvers.metric_interior_kernels import centred_targets, recover
+from mechdesign.solvers.metric_reduced import ReducedLP
 from mechdesign.solvers.metric_rows import Rows
 
 
@@ -18,7 +18,7 @@ def _line(g, m, rng):
     points = np.sort(rng.random(g))
     x = np.arange(g - 1)
     i, j = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
-    return _Reduced(np.zeros((g, m)), i, j, np.abs(points[i] - points[j]), 1.0)
+    return ReducedLP(np.zeros((g, m)), i, j, np.abs(points[i] - points[j]), 1.0)
 
 
 def _scattered(g, m, rng):
@@ -27,7 +27,7 @@ def _scattered(g, m, rng):
     i, j = (index.ravel() for index in np.meshgrid(np.arange(g), np.arange(g), indexing="ij"))
     keep = i != j
     i, j = i[keep], j[keep]
-    return _Reduced(np.zeros((g, m)), i, j, np.linalg.norm(points[i] - points[j], axis=1), 1.0)
+    return ReducedLP(np.zeros((g, m)), i, j, np.linalg.norm(points[i] - points[j], axis=1), 1.0)
 
 
 def _joined_in_random_order(lp, m, rng, shuffled=True):

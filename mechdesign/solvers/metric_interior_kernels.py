@@ -65,14 +65,15 @@ def stepped_products(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarra
 def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray, dz: np.ndarray,
                             out: np.ndarray) -> None:
     """out = target − x z − dx dz in one pass (Mehrotra's corrector's targets after the
-    predictor (dx, dz)); with ``dx`` empty, out = target − x z (the predictor's)."""
+    predictor (dx, dz)); with ``dx`` empty, out = target − x z (the predictor's). Where z is 0
+    (an entry whose bound the LP drops: it has no product to centre) out is 0."""
     fx, fz, fdx, fdz, o = x.ravel(), z.ravel(), dx.ravel(), dz.ravel(), out.ravel()
     if fdx.size == 0:
         for k in range(fx.size):
-            o[k] = target - fx[k] * fz[k]
+            o[k] = (target if fz[k] != 0.0 else 0.0) - fx[k] * fz[k]
     else:
         for k in range(fx.size):
-            o[k] = target - fx[k] * fz[k] - fdx[k] * fdz[k]
+            o[k] = (target if fz[k] != 0.0 else 0.0) - fx[k] * fz[k] - fdx[k] * fdz[k]
 
 
 @njit(cache=True, nogil=True)
@@ -95,11 +96,12 @@ def add_scaled(x: np.ndarray, alpha: float, dx: np.ndarray) -> None:
 def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray, goal_p: float, goal_d: float,
                     t: np.ndarray, lo: float, hi: float, out: np.ndarray) -> None:
     """Gondzio's corrected targets in one pass: out = t + the change that moves each trial
-    product (x + goal_p dx)(z + goal_d dz) into [lo, hi], the large ones' change capped at −hi."""
+    product (x + goal_p dx)(z + goal_d dz) into [lo, hi], the large ones' change capped at −hi;
+    where z is 0 (no bound, no product) out is t."""
     fx, fdx, fz, fdz, ft, o = x.ravel(), dx.ravel(), z.ravel(), dz.ravel(), t.ravel(), out.ravel()
     for k in range(fx.size):
         v = (fx[k] + goal_p * fdx[k]) * (fz[k] + goal_d * fdz[k])
-        o[k] = ft[k] + max(min(max(v, lo), hi) - v, -hi)
+        o[k] = ft[k] + (max(min(max(v, lo), hi) - v, -hi) if fz[k] != 0.0 else 0.0)
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})

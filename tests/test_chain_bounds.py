@@ -1,0 +1,91 @@
+"""On a line the interior point keeps only the bounds K >= 0 that its pair rows do not imply."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from mechdesign.solvers.line_portfolio import neighbour_pairs
+from mechdesign.solvers.metric_interior import MetricInteriorPoint
+from mechdesign.solvers.metric_reduced import MAX_EXPONENT, ReducedLP, chain_bounds
+
+
+def _neighbour_lp(cost: np.ndarray, points: np.ndarray, epsilon: float) -> float:
+    """The design LP on sorted points with the neighbours' pair constraints only (on a line they
+    imply every other pair's) and every bound K >= 0, by scipy's HiGHS at tight tolerances."""
+    n, m = cost.shape
+    x = np.arange(n - 1)
+    rows, cols, vals = [], [], []
+    for k, (a, b) in enumerate(zip(np.concatenate([x, x + 1]), np.concatenate([x + 1, x]))):
+        ratio = np.exp(epsilon * abs(points[a] - points[b]))
+        for y in range(m):  # K[a, y] - ratio K[b, y] <= 0
+            rows += [k * m + y] * 2
+            cols += [a * m + y, b * m + y]
+            vals += [1.0, -ratio]
+    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(2 * (n - 1) * m, n * m))
+    A_eq = sp.kron(sp.eye(n), np.ones((1, m))).tocsr()
+    res = linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
+                  bounds=(0, None), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
+def _kept(points: np.ndarray, epsilon: float) -> np.ndarray:
+    i, j, d = neighbour_pairs(points)
+    return ReducedLP(np.zeros((points.size, 2)), i, j, d, epsilon).bounded
+
+
+def test_every_dropped_bound_is_implied_within_the_exponent_range_and_no_more_are_kept():
+    rng = np.random.default_rng(3)
+    points = np.sort(rng.random(300) * 80.0)
+    epsilon = 2.0
+    kept = _kept(points, epsilon)
+    assert kept[0] and 1 < kept.sum() < points.size
+    link = epsilon * np.diff(points)  # the exponent of each row (x, x + 1)
+    last = 0
+    for x in range(1, points.size):
+        run = link[last:x].sum()  # the product of coefficients from the last kept input to x
+        if kept[x]:
+            assert run > MAX_EXPONENT  # kept only where the range would be passed
+            last = x
+        else:
+            assert run <= MAX_EXPONENT  # implied by the last kept one, within e^MAX_EXPONENT
+
+
+def test_a_left_out_pair_starts_a_new_band_and_one_way_rows_keep_every_bound():
+    points = np.concatenate([np.arange(10.0), 20.0 + np.arange(10.0)])  # a gap of 11 at ε = 4: e^44
+    kept = _kept(points, 4.0)
+    assert kept[0] and kept[10]  # the first point after the gap: no row joins it to the others
+    assert not kept[1]  # 4 per link: the first band reaches e^28 at the gap
+    i, j, d = neighbour_pairs(np.arange(8.0))
+    down = j < i  # only the rows (x + 1, x): K[x + 1] <= c K[x] implies nothing rightwards
+    assert chain_bounds(i[down], j[down], np.exp(d[down]), 8).all()
+
+
+@pytest.mark.parametrize("epsilon,loss", [(3.0, "random"), (0.2, "random"), (1.5, "metric")])
+def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_true(epsilon, loss):
+    # integer points: at ε = 3 the line spans e^117, four bands; at ε = 0.2 one. The entries
+    # without bounds hold μ = 0 and stay positive at every iterate, the dual equation's residual
+    # is the start's shrunk by 1 − α at each step, and the optimum is the full LP's
+    rng = np.random.default_rng([7, int(10 * epsilon)])
+    n = 40
+    points = np.arange(float(n))
+    prior = rng.dirichlet(np.full(n, 0.5))
+    L = rng.random((n, n)) if loss == "random" else np.abs(points[:, None] - points[None, :])
+    cost = prior[:, None] * L
+    run = MetricInteriorPoint(cost, neighbour_pairs(points), epsilon, tol=1e-9)
+    lp, it = run.lp, run.it
+    assert lp.chain and lp.bounded.sum() == (4 if epsilon == 3.0 else 1 if epsilon == 0.2 else 2)
+    start = it.carried
+    assert start > 0.0
+    while not run.done:
+        run.advance()
+        assert np.all(it.mu[~lp.bounded] == 0.0) and it.K.min() > 0.0 and it.mu[lp.bounded].min() > 0.0
+        r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
+        assert abs(float(np.abs(r_d).max(axis=1).sum()) - it.carried) <= 1e-9 * start
+    optimum = _neighbour_lp(cost, points, epsilon)
+    assert run.bound <= optimum * (1 + 1e-9)
+    assert abs(run.value - optimum) <= 1e-7 * optimum
+    design = run.design()
+    assert design.min() >= 0.0 and np.allclose(design.sum(axis=1), 1.0, atol=1e-12)
