@@ -10,14 +10,17 @@ from mechdesign.solvers.metric_interior import MetricInteriorPoint
 from mechdesign.solvers.metric_reduced import MAX_EXPONENT, ReducedLP, chain_bounds
 
 
-def _neighbour_lp(cost: np.ndarray, points: np.ndarray, epsilon: float) -> float:
+def _neighbour_lp(cost: np.ndarray, points: np.ndarray, epsilon: float, widest: float = np.inf) -> float:
     """The design LP on sorted points with the neighbours' pair constraints only (on a line they
-    imply every other pair's) and every bound K >= 0, by scipy's HiGHS at tight tolerances."""
+    imply every other pair's) and every bound K >= 0, by scipy's HiGHS at tight tolerances;
+    pairs with ε·d above ``widest`` left out (HiGHS refuses coefficients near e^44)."""
     n, m = cost.shape
     x = np.arange(n - 1)
     rows, cols, vals = [], [], []
     for k, (a, b) in enumerate(zip(np.concatenate([x, x + 1]), np.concatenate([x + 1, x]))):
         ratio = np.exp(epsilon * abs(points[a] - points[b]))
+        if epsilon * abs(points[a] - points[b]) > widest:
+            continue
         for y in range(m):  # K[a, y] - ratio K[b, y] <= 0
             rows += [k * m + y] * 2
             cols += [a * m + y, b * m + y]
@@ -89,3 +92,27 @@ def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_tr
     assert abs(run.value - optimum) <= 1e-7 * optimum
     design = run.design()
     assert design.min() >= 0.0 and np.allclose(design.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_a_line_split_by_a_left_out_pair_keeps_a_bound_on_each_side_and_a_valid_bound():
+    # two stretches of ten points 11 apart at ε = 4: the pair across the gap (e^44) is left out
+    # of the iterations, so each stretch is a chain of its own and keeps a bound of its own; the
+    # bound is valid for the LP without that pair (whose optimum is at most the full one's) and
+    # the repaired design, private for every pair, meets it
+    from mechdesign import Domain, Metric, MetricPrivacy
+    from mechdesign.solvers.lazy_pairs import repairer
+
+    points = np.concatenate([np.arange(10.0), 20.0 + np.arange(10.0)])
+    rng = np.random.default_rng(11)
+    cost = rng.dirichlet(np.ones(20))[:, None] * rng.random((20, 20))
+    notion = MetricPrivacy(4.0, Metric("euclidean"), Domain.from_points(points[:, None]))
+    run = MetricInteriorPoint(cost, neighbour_pairs(points), 4.0, tol=1e-9, repair=repairer(notion))
+    assert run.lp.chain and np.flatnonzero(run.lp.bounded).tolist() == [0, 8, 10, 18]
+    while not run.done:
+        run.advance()
+        assert run.it.K.min() > 0.0 and np.all(run.it.mu[~run.lp.bounded] == 0.0)
+    optimum = _neighbour_lp(cost, points, 4.0, widest=MAX_EXPONENT)
+    design = run.design()
+    assert run.bound <= optimum * (1 + 1e-9)
+    assert abs(run.value - optimum) <= 1e-7 * optimum
+    assert notion.level(design) <= 4.0 + 1e-9
