@@ -196,8 +196,8 @@ def factor_and_add_inverses(weights: np.ndarray, a: np.ndarray, b: np.ndarray, c
     D_y = diag(H_y)^-1/2 into ``scale[y]``; the lower Cholesky factor of D_y H_y D_y into
     ``factors[y]`` (what lies above the diagonal is not defined), in the precision of
     ``factors`` (float64 or float32: LAPACK's d- or s-routines); and H_y⁻¹ = D_y (D_y H_y D_y)⁻¹ D_y,
-    times ``block_weights[y]``, added to the lower triangle of ``totals[y // chunk]`` (float64): each chunk of outputs has
-    its own sum, added in the outputs' order, so that the sums do not depend on how the
+    times ``block_weights[y]``, added to the lower triangle of ``totals[y // chunk]`` (float64):
+    each chunk of outputs has its own sum, added in the outputs' order, so that the sums do not depend on how the
     outputs were split among threads (ranges begin at a chunk's start). A block that round-off
     has left indefinite (near the optimum) is factorised again with a diagonal shift, growing over
     :data:`SHIFT_ATTEMPTS` attempts; only that block pays for it. Returns (-1, 0) when every
