@@ -101,12 +101,7 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_slack
 
         out = np.empty(self.size)
-        a, b, c, start, first, length = self.runs
-        # ranges of runs holding about as many rows each (a run's rows lie in one range)
-        edges = np.searchsorted(start, [lo for lo, _ in pieces(self.size)] + [self.size])
-        over(lambda lo, hi: rows_slack(K, a[lo:hi], b[lo:hi], c[lo:hi], start[lo:hi], first[lo:hi], length[lo:hi],
-                                       out),
-             list(zip(edges[:-1], edges[1:])))
+        self._by_runs(lambda *runs: rows_slack(K, *runs, out))
         return out
 
     def slack_recovered(self, K: np.ndarray, t: np.ndarray, dual: np.ndarray, primal: np.ndarray
@@ -118,13 +113,16 @@ class Rows:
         from mechdesign.solvers.metric_interior_kernels import rows_slack_recovered
 
         out, out_dual = np.empty(self.size), np.empty(self.size)
-        a, b, c, start, first, length = self.runs
-        edges = np.searchsorted(start, [lo for lo, _ in pieces(self.size)] + [self.size])
-        found = over(lambda lo, hi: rows_slack_recovered(K, a[lo:hi], b[lo:hi], c[lo:hi], start[lo:hi],
-                                                         first[lo:hi], length[lo:hi], t, dual, primal, out,
-                                                         out_dual),
-                     list(zip(edges[:-1], edges[1:])))
+        found = self._by_runs(lambda *runs: rows_slack_recovered(K, *runs, t, dual, primal, out, out_dual))
         return out, out_dual, min(f[0] for f in found), min(f[1] for f in found)
+
+    def _by_runs(self, work) -> list:
+        """``work(a, b, c, start, first, length)`` on the runs of each of a few ranges, each range
+        on its own thread and holding about as many rows as the others (a run's rows lie in one
+        range); what each call returned."""
+        runs = self.runs
+        edges = np.searchsorted(runs[3], [lo for lo, _ in pieces(self.size)] + [self.size])
+        return over(lambda lo, hi: work(*(run[lo:hi] for run in runs)), list(zip(edges[:-1], edges[1:])))
 
     def _by_outputs(self, work) -> None:
         """``work(lo, hi)`` over ranges of outputs, on as many threads as the rows' number
