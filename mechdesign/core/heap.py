@@ -38,12 +38,11 @@ KEPT_TRIM = 1 << 30
 #: :data:`MMAP_THRESHOLD`
 RESTORED_TRIM = 2 * MMAP_THRESHOLD
 
-_lock = threading.Lock()
-_running = 0  # the solves inside freed_memory_kept, over every thread
-
-
 #: the environment variable that, set to 0 before the first solve, leaves malloc as it is
 OPT_OUT = "MECHDESIGN_KEEP_FREED_MEMORY"
+
+_lock = threading.Lock()
+_running = 0  # the solves inside freed_memory_kept, over every thread
 
 
 @lru_cache(maxsize=1)
