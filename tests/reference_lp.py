@@ -9,13 +9,19 @@ from scipy.optimize import linprog
 def all_pairs_lp(cost: np.ndarray, D: np.ndarray, epsilon: float) -> float:
     """min Σ C K over row-stochastic K with K[x,y] <= e^{ε d(x,x')} K[x',y] for every ordered
     pair x ≠ x' and output y (no reduction); ε-LDP is D = 1 off the diagonal."""
-    n, m = cost.shape
+    n = cost.shape[0]
     x, z = np.nonzero(~np.eye(n, dtype=bool))  # the ordered pairs
+    return pairs_lp(cost, x, z, np.exp(epsilon * np.asarray(D, dtype=float)[x, z]))
+
+
+def pairs_lp(cost: np.ndarray, x: np.ndarray, z: np.ndarray, ratio: np.ndarray) -> float:
+    """min Σ C K over row-stochastic K >= 0 with K[x_k, y] <= ratio_k K[z_k, y] for the given
+    ordered pairs k and every output y."""
+    n, m = cost.shape
     y = np.arange(m)
     pairs, outputs = np.repeat(np.arange(x.size), m), np.tile(y, x.size)
     rows = np.concatenate([pairs * m + outputs] * 2)
     cols = np.concatenate([np.repeat(x, m) * m + outputs, np.repeat(z, m) * m + outputs])
-    ratio = np.exp(epsilon * np.asarray(D, dtype=float)[x, z])
     vals = np.concatenate([np.ones(pairs.size), -np.repeat(ratio, m)])
     count = x.size * m
     A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(count, n * m))

@@ -2,36 +2,22 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from mechdesign.solvers.line_portfolio import neighbour_pairs
 from mechdesign.solvers.metric_interior import MetricInteriorPoint
 from mechdesign.solvers.metric_reduced import MAX_EXPONENT, ReducedLP, chain_bounds
+from tests.reference_lp import pairs_lp
 
 
 def _neighbour_lp(cost: np.ndarray, points: np.ndarray, epsilon: float, widest: float = np.inf) -> float:
     """The design LP on sorted points with the neighbours' pair constraints only (on a line they
-    imply every other pair's) and every bound K >= 0, by scipy's HiGHS at tight tolerances;
+    imply every other pair's) and every bound K >= 0 (:func:`tests.reference_lp.pairs_lp`);
     pairs with ε·d above ``widest`` left out (HiGHS refuses coefficients near e^44)."""
-    n, m = cost.shape
-    x = np.arange(n - 1)
-    rows, cols, vals = [], [], []
-    for k, (a, b) in enumerate(zip(np.concatenate([x, x + 1]), np.concatenate([x + 1, x]))):
-        ratio = np.exp(epsilon * abs(points[a] - points[b]))
-        if epsilon * abs(points[a] - points[b]) > widest:
-            continue
-        for y in range(m):  # K[a, y] - ratio K[b, y] <= 0
-            rows += [k * m + y] * 2
-            cols += [a * m + y, b * m + y]
-            vals += [1.0, -ratio]
-    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(2 * (n - 1) * m, n * m))
-    A_eq = sp.kron(sp.eye(n), np.ones((1, m))).tocsr()
-    res = linprog(cost.ravel(), A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
-                  bounds=(0, None), method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(res.fun)
+    x = np.arange(points.size - 1)
+    a, b = np.concatenate([x, x + 1]), np.concatenate([x + 1, x])
+    exponent = epsilon * np.abs(points[a] - points[b])
+    kept = exponent <= widest
+    return pairs_lp(cost, a[kept], b[kept], np.exp(exponent[kept]))
 
 
 def _kept(points: np.ndarray, epsilon: float) -> np.ndarray:
@@ -66,9 +52,10 @@ def test_a_left_out_pair_starts_a_new_band_and_one_way_rows_keep_every_bound():
     assert chain_bounds(i[down], j[down], np.exp(d[down]), 8).all()
 
 
-@pytest.mark.parametrize("epsilon,loss", [(3.0, "random"), (0.2, "random"), (1.5, "metric")])
-def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_true(epsilon, loss):
-    # integer points: at ε = 3 the line spans e^117, four bands; at ε = 0.2 one. The entries
+@pytest.mark.parametrize("epsilon,loss,bands", [(3.0, "random", 4), (0.2, "random", 1), (1.5, "metric", 2)])
+def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_true(epsilon, loss, bands):
+    # integer points: at ε = 3 the line spans e^117, four bands (a new one after every 11 links
+    # of e^3), at ε = 0.2 one, at ε = 1.5 two (21 links of e^1.5). The entries
     # without bounds hold μ = 0 and stay positive at every iterate, the dual equation's residual
     # is the start's shrunk by 1 − α at each step, and the optimum is the full LP's
     rng = np.random.default_rng([7, int(10 * epsilon)])
@@ -79,7 +66,7 @@ def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_tr
     cost = prior[:, None] * L
     run = MetricInteriorPoint(cost, neighbour_pairs(points), epsilon, tol=1e-9)
     lp, it = run.lp, run.it
-    assert lp.chain and lp.bounded.sum() == (4 if epsilon == 3.0 else 1 if epsilon == 0.2 else 2)
+    assert lp.chain and lp.bounded.sum() == bands
     start = it.carried
     assert start > 0.0
     while not run.done:
