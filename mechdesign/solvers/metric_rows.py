@@ -58,7 +58,8 @@ class Rows:
         self.inputs, self.outputs = lp.cost.shape
         self.member = np.zeros_like(member, dtype=bool)
         limit = member.size
-        self._rows = {name: _Growing(float if name == "c" else np.intp, limit) for name in ("pair", "out", "a", "b", "c")}
+        self._rows = {name: _Growing(float if name == "c" else np.intp, limit)
+                      for name in ("pair", "out", "a", "b", "c")}
         self._runs = [_Growing(float if k == 2 else np.intp, limit) for k in range(6)]
         self.add(*np.nonzero(member))
 
