@@ -28,7 +28,7 @@ class BlockSystem:
 
     def weigh(self, it) -> np.ndarray:
         """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too."""
-        self.weights, self.bound_weights = it.lam / it.S, it.mu / it.K
+        self.weights, self.bound_weights = np.divide(it.lam, it.S, out=it.rows.empty()), it.mu / it.K
         return self.weights
 
     def multiply(self, rows, v: np.ndarray) -> np.ndarray:
@@ -72,8 +72,7 @@ class ChainNewton(BlockSystem):
         self.coefficients = chain_solve_coefficients(diag, low, scale)
         total = np.zeros((g, g))
         chain_inverse_sum(*self.coefficients[:2], total)
-        total = np.tril(total)
-        self.factor = shifted_cholesky(total + np.tril(total, -1).T)
+        self.factor = shifted_cholesky(total)  # (its lower triangle, which alone the factorisation reads)
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H_y⁻¹ v[:, y] for every output y, as a (g, m) array."""

@@ -66,12 +66,13 @@ def centred_targets(x: np.ndarray, dx: np.ndarray, z: np.ndarray, dz: np.ndarray
 
 
 def complementarity_targets(target: float, x: np.ndarray, z: np.ndarray, dx: np.ndarray | None = None,
-                            dz: np.ndarray | None = None) -> np.ndarray:
+                            dz: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """target − x z − dx dz (Mehrotra's corrector's targets after the predictor (dx, dz);
-    without ``dx``, the predictor's, target − x z), one pass over ranges on threads."""
+    without ``dx``, the predictor's, target − x z), one pass over ranges on threads, into
+    ``out`` (shaped as x) when it is given."""
     from mechdesign.solvers.metric_interior_kernels import complementarity_targets as kernel
 
-    out = np.empty_like(x)
+    out = np.empty_like(x) if out is None else out
     if dx is None:
         none = np.zeros(0)
         _over_entries(lambda x, z, out: kernel(target, x, z, none, none, out), x, z, out)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechdesign.core.scratch import Scratch
 from mechdesign.core.threads import over, split
 from mechdesign.solvers.metric_passes import pieces
 
@@ -61,7 +62,14 @@ class Rows:
         self._rows = {name: _Growing(float if name == "c" else np.intp, limit)
                       for name in ("pair", "out", "a", "b", "c")}
         self._runs = [_Growing(float if k == 2 else np.intp, limit) for k in range(6)]
+        #: the iteration's reused temporaries (:class:`~mechdesign.core.scratch.Scratch`)
+        self.scratch = Scratch()
         self.add(*np.nonzero(member))
+
+    def empty(self) -> np.ndarray:
+        """An uninitialised array with an entry per row, for a step's temporaries: a view of a
+        buffer reused once nothing refers to it (:attr:`scratch`)."""
+        return self.scratch.empty(self.size)
 
     @property
     def size(self) -> int:
@@ -113,7 +121,7 @@ class Rows:
         reading G K back)."""
         from mechdesign.solvers.metric_interior_kernels import rows_slack_recovered
 
-        out, out_dual = np.empty(self.size), np.empty(self.size)
+        out, out_dual = self.empty(), self.empty()
         found = self._by_runs(lambda *runs: rows_slack_recovered(K, *runs, t, dual, primal, out, out_dual))
         return out, out_dual, min(f[0] for f in found), min(f[1] for f in found)
 
