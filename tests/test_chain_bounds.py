@@ -73,7 +73,9 @@ def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_tr
         run.advance()
         assert np.all(it.mu[~lp.bounded] == 0.0) and it.K.min() > 0.0 and it.mu[lp.bounded].min() > 0.0
         r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
-        assert abs(float(np.abs(r_d).max(axis=1).sum()) - it.carried) <= 1e-9 * start
+        # (up to the solves' round-off, which the refinement keeps from the bound: 1.6e-9 of
+        # the start at most here; untracked, the residual parts from the start by its own size)
+        assert abs(float(np.abs(r_d).max(axis=1).sum()) - it.carried) <= 1e-8 * start
     optimum = _neighbour_lp(cost, points, epsilon)
     assert run.bound <= optimum * (1 + 1e-9)
     assert abs(run.value - optimum) <= 1e-7 * optimum
