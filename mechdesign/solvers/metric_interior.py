@@ -90,12 +90,15 @@ MAX_ITERATIONS = 400
 STEP_FRACTION = 0.95
 #: centrality correctors per iteration at most (each one more solve with the same factors)
 MAX_CORRECTORS = 4
-#: the same on a chain, whose tridiagonal blocks cost about as much to factorise and sum as two
-#: or three directions (each a pass over the entries and two over the 2·|X|·|Y| pair rows),
-#: where dense blocks cost many times more: a line of 1,000 points took 5 to 14 % less time
-#: to a gap of 5e-7 with two correctors than with four, over seven instances from ε = 0.1 to 8
-#: (three priors, three losses; 5 to 15 % more steps), and 2,000 points at ε = 0.1 with a
-#: Zipf prior and a random loss 64.5 s instead of 69.9 s (96 steps instead of 87)
+#: the same on a chain, whose tridiagonal blocks cost about as much to factorise and sum as three
+#: directions (each a pass over the entries and two over the 2·|X|·|Y| pair rows): a line of
+#: 1,000 points took 5 to 14 % less time to a gap of 5e-7 with two correctors than with four,
+#: over seven instances from ε = 0.1 to 8 (three priors, three losses; 5 to 15 % more steps),
+#: and 2,000 points at ε = 0.1 with a Zipf prior and a random loss 64.5 s instead of 69.9 s
+#: (96 steps instead of 87). Dense blocks keep four: there the correctors also change which
+#: rows join the working set, and two took from half the time (300 haversine locations, uniform
+#: prior, squared loss, ε = 0.1: 60 s instead of 122 s) to half as much again (a 20 × 20 grid,
+#: Zipf prior, random loss, ε = 0.25: 77 s instead of 50 s, the set twice as large)
 CHAIN_CORRECTORS = 2
 #: the method declines when its proven gap has not halved over this many iterations (when
 #: round-off, not the path, sets the pace near the optimum)
