@@ -33,7 +33,9 @@ class BlockSystem:
 
     def multiply(self, rows, v: np.ndarray) -> np.ndarray:
         """H_y v[:, y] = Gᵀ diag(Λ/S) G v + (μ/K) v for every output y, as a (g, m) array."""
-        return rows.transpose(self.weights * rows.slack(v)) + self.bound_weights * v
+        weighted = rows.slack(v)
+        weighted *= self.weights  # (in place: the slack is a reused row temporary)
+        return rows.transpose(weighted) + self.bound_weights * v
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -109,7 +109,7 @@ class Rows:
         """G K on the rows: c K[b, y] − K[a, y]."""
         from mechdesign.solvers.metric_interior_kernels import rows_slack
 
-        out = np.empty(self.size)
+        out = self.empty()
         self._by_runs(lambda *runs: rows_slack(K, *runs, out))
         return out
 
