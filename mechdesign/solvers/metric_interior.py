@@ -89,7 +89,7 @@ MAX_ITERATIONS = 400
 #: how close to the boundary a step may go (the fraction of the largest feasible step)
 STEP_FRACTION = 0.95
 #: centrality correctors per iteration at most (each one more solve with the same factors)
-MAX_CORRECTORS = 4
+MAX_CORRECTORS = 2
 #: the same on a chain, whose tridiagonal blocks cost about as much to factorise and sum as three
 #: directions (each a pass over the entries and two over the 2·|X|·|Y| pair rows): a line of
 #: 1,000 points took 5 to 14 % less time to a gap of 5e-7 with two correctors than with four,
