@@ -88,18 +88,19 @@ from mechdesign.solvers.metric_rows import Rows
 MAX_ITERATIONS = 400
 #: how close to the boundary a step may go (the fraction of the largest feasible step)
 STEP_FRACTION = 0.95
-#: centrality correctors per iteration at most (each one more solve with the same factors)
+#: centrality correctors per iteration at most (each one more solve with the same factors). On a
+#: chain the tridiagonal blocks cost about as much to factorise and sum as three directions (each
+#: a pass over the entries and two over the 2·|X|·|Y| pair rows): a line of 1,000 points took 5
+#: to 14 % less time to a gap of 5e-7 with two correctors than with four, over seven instances
+#: from ε = 0.1 to 8 (three priors, three losses; 5 to 15 % more steps). On dense blocks a
+#: direction costs about a third of the factorisation too, and the correctors also change which
+#: rows join the working set: with four, 300 haversine locations (uniform prior, squared loss)
+#: took 122 s at ε = 0.1 and 391 s at ε = 0.25 alone, with two 60 s and 81 s (at ε = 0.25, 2.7
+#: million rows in the set instead of 14.2). Instance by instance it goes either way (a 20 × 20 grid, Zipf prior,
+#: random loss, ε = 0.25: 103 s instead of 63 s in the envelope), but over the envelopes' 63
+#: instances 300 haversine locations took at most 97 s (two had missed 2 minutes with four) and
+#: 2,144 s in all instead of 2,474 s, and the 20 × 20 grid at most 237 s instead of 246 s
 MAX_CORRECTORS = 2
-#: the same on a chain, whose tridiagonal blocks cost about as much to factorise and sum as three
-#: directions (each a pass over the entries and two over the 2·|X|·|Y| pair rows): a line of
-#: 1,000 points took 5 to 14 % less time to a gap of 5e-7 with two correctors than with four,
-#: over seven instances from ε = 0.1 to 8 (three priors, three losses; 5 to 15 % more steps),
-#: and 2,000 points at ε = 0.1 with a Zipf prior and a random loss 64.5 s instead of 69.9 s
-#: (96 steps instead of 87). Dense blocks keep four: there the correctors also change which
-#: rows join the working set, and two took from half the time (300 haversine locations, uniform
-#: prior, squared loss, ε = 0.1: 60 s instead of 122 s) to half as much again (a 20 × 20 grid,
-#: Zipf prior, random loss, ε = 0.25: 77 s instead of 50 s, the set twice as large)
-CHAIN_CORRECTORS = 2
 #: the method declines when its proven gap has not halved over this many iterations (when
 #: round-off, not the path, sets the pace near the optimum)
 STALL_ITERATIONS = 30
@@ -476,7 +477,7 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
     # Gondzio's correctors: aim at a longer step, and push the trial point's complementarity
     # products that fall outside [0.1, 10]·σμ back into it
     lo, hi = 0.1 * target, 10.0 * target
-    for _ in range(CHAIN_CORRECTORS if lp.chain else MAX_CORRECTORS):
+    for _ in range(MAX_CORRECTORS):
         goal_p, goal_d = min(1.0, 1.5 * step.a_p + 0.1), min(1.0, 1.5 * step.a_d + 0.1)
         trial_tK, trial_tS = np.empty_like(tK), it.rows.empty()
         centred_targets(it.K, step.dK, it.mu, step.dmu, goal_p, goal_d, tK, lo, hi, trial_tK)
