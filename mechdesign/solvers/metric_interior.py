@@ -89,14 +89,14 @@ MAX_ITERATIONS = 400
 #: how close to the boundary a step may go (the fraction of the largest feasible step)
 STEP_FRACTION = 0.95
 #: centrality correctors per iteration at most (each one more solve with the same factors). On a
-#: chain the tridiagonal blocks cost about as much to factorise and sum as three directions (each
-#: a pass over the entries and two over the 2·|X|·|Y| pair rows): a line of 1,000 points took 5
-#: to 14 % less time to a gap of 5e-7 with two correctors than with four, over seven instances
-#: from ε = 0.1 to 8 (three priors, three losses; 5 to 15 % more steps). On dense blocks a
-#: direction costs about a third of the factorisation too, and the correctors also change which
-#: rows join the working set: with four, 300 haversine locations (uniform prior, squared loss)
-#: took 122 s at ε = 0.1 and 391 s at ε = 0.25 alone, with two 60 s and 81 s (at ε = 0.25, 2.7
-#: million rows in the set instead of 14.2). Instance by instance it goes either way (a 20 × 20 grid, Zipf prior,
+#: chain the tridiagonal blocks cost about as much to factorise and sum as three directions (each a
+#: pass over the entries and two over the 2·|X|·|Y| pair rows): a line of 1,000 points took 5 to
+#: 14 % less time to a gap of 5e-7 with two correctors than with four, over seven instances from
+#: ε = 0.1 to 8 (three priors, three losses; 5 to 15 % more steps). On dense blocks a direction
+#: costs about a third of the factorisation too, and the correctors also change which rows join the
+#: working set: with four, 300 haversine locations (uniform prior, squared loss) took 122 s at
+#: ε = 0.1 and 391 s at ε = 0.25 alone, with two 60 s and 81 s (at ε = 0.25, 2.7 million rows in
+#: the set instead of 14.2). Instance by instance it goes either way (a 20 × 20 grid, Zipf prior,
 #: random loss, ε = 0.25: 103 s instead of 63 s in the envelope), but over the envelopes' 63
 #: instances 300 haversine locations took at most 97 s (two had missed 2 minutes with four) and
 #: 2,144 s in all instead of 2,474 s, and the 20 × 20 grid at most 237 s instead of 246 s
