@@ -113,3 +113,14 @@ def test_the_general_route_keeps_one_output_per_orbit_for_an_exact_group():
     path = " ".join(result.solver["path"])
     assert result.status == "optimal" and result.holds
     assert "one output per orbit: 15 of 100" in path
+
+
+def test_the_columns_per_orbit_are_in_c_order_as_the_passes_need():
+    # a column selection comes out in Fortran order; the dual residual computed from it took
+    # that order on a 40 × 40 grid, and the passes over the entries (which slice flat views)
+    # refused it, so the grid's interior point raised at its first step
+    cost, d, notion, symmetry = _grid(6)
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=1e-8, symmetry=symmetry)
+    assert run.lp.orbits is not None and run.lp.cost.flags.c_contiguous
+    r_d = run.lp.cost - run.it.u[:, None] - run.it.mu - run.it.rows.transpose(run.it.lam)
+    assert r_d.flags.c_contiguous

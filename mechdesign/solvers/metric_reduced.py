@@ -43,7 +43,10 @@ class ReducedLP:
         self.full_cost = np.zeros((g, cost.shape[1]))
         np.add.at(self.full_cost, self.groups, cost)
         self.orbits = orbits if g == n else None
-        self.cost = self.full_cost if self.orbits is None else self.full_cost[:, self.orbits.columns]
+        # (C order: a column selection comes out in Fortran order, and the passes over the
+        # entries slice the flat arrays that the dual residual, computed from it, feeds)
+        self.cost = (self.full_cost if self.orbits is None
+                     else np.ascontiguousarray(self.full_cost[:, self.orbits.columns]))
         self.outputs = cost.shape[1]  # the outputs the columns stand for
         a, b = self.groups[i], self.groups[j]
         keep = (a != b) & (epsilon * d <= MAX_EXPONENT)
