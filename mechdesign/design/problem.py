@@ -21,6 +21,7 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import Objective
 from mechdesign.core.setting import Setting, probabilities
+from mechdesign.design.program_size import ProgramTooLarge, built_rows, check_rows, declared_rows
 from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
 from mechdesign.design.trivial_designs import better_trivial_design
@@ -222,22 +223,24 @@ class Problem:
     # pipeline -------------------------------------------------------------------------------
     def compile(self, parametric: bool = False, scaled: bool = False, scale: float | None = None) -> Program:
         """Problem → convex program (cvxpy). With ``parametric``, ε-dependent coefficients are
-        cvxpy Parameters kept in the program's ``coefficients``, whose
-        :meth:`~mechdesign.privacy.coefficients.Coefficients.retarget` moves the program to
-        another ε without recompiling (sweeps); the notions are not written to. With ``scaled``, the program minimises objective / s with
-        s = :meth:`Objective.magnitude` (``Program.scale``; :func:`run_solver` reports values
-        in the objective's units), so that tiny or huge losses meet the solvers' absolute
-        tolerances at their natural scale; otherwise s = 1. A given ``scale`` is s itself (a
-        re-solve in units of a value found, :mod:`mechdesign.design.resolve`)."""
+        cvxpy Parameters in the program's ``coefficients``, whose ``retarget`` moves the program
+        to another ε without recompiling (sweeps); the notions are not written to. With
+        ``scaled``, the program minimises objective / s with s = :meth:`Objective.magnitude`
+        (``Program.scale``; :func:`run_solver` reports values in the objective's units), so that
+        tiny or huge losses meet the solvers' absolute tolerances at their natural scale;
+        otherwise s = 1. A given ``scale`` is s itself (a re-solve in units of a value found).
+        Raises ProgramTooLarge when the program cannot fit in memory (:mod:`.program_size`)."""
         if self.objective.sense == "maximize":
             raise ProblemError(f"the {self.objective.kind} objective {NOT_CONVEX}", key="objective.kind")
         start = time.perf_counter()
         coefficients = Coefficients(parametric)
         n, m = len(self.inputs), len(self.outputs)
+        check_rows(declared_rows(self))  # before the compile: the pair notions' alone may not fit
         K = {k: cp.Variable((n, m), nonneg=True, name=f"K[{k}]") for k in self.keys}
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
         for i, notion in enumerate(self.privacy):
             constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)}, coefficients)
+        check_rows(built_rows(constraints))
         if scale is None:
             scale = self.objective.magnitude() if scaled else 1.0
         program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
@@ -278,7 +281,10 @@ class Problem:
                 return self.finish(*found, limits)
         if self.objective.sense == "maximize":
             return self.refuse_maximised(chosen, attempts)
-        program = self.compile(scaled=True)
+        try:
+            program = self.compile(scaled=True)
+        except ProgramTooLarge as exc:  # never started: the special solvers' records say why
+            return self._data_independent({"special_solvers": attempts} if attempts else {}, str(exc))
         raw, outcome = run_solver(program, chosen, verbose, limits)
         if attempts:
             outcome = outcome.recording(special_solvers=attempts)
@@ -405,12 +411,10 @@ class Problem:
     def _offered(self, value: float, unjudged: dict, outcome: SolverOutcome, when: str,
                  values: dict[str, float] | None = None) -> tuple | None:
         """The trivial design that beats objective ``value`` (:func:`better_trivial_design`,
-        audited on the very matrices returned: its audits are its certificate), as (matrices,
-        audits, objective, status, message, record); None when none does. Tried before the
-        solver's design of a solve stopped short is certified, so that a replaced design costs
-        no audit (over all pairs at 5,000 locations about 100 s, after the time limit). ``values``
-        keeps the trivial designs' objectives between the offers before and after certification,
-        so that the second is not built again when none of them can win."""
+        audited on the matrices returned), as (matrices, audits, objective, status, message,
+        record); None when none does. Tried before a short solve's design is certified, so that a
+        replaced design costs no audit (about 100 s at 5,000 locations). ``values`` keeps the
+        trivial designs' objectives between the offers before and after certification."""
         if not np.isfinite(value):
             return None
         better = better_trivial_design(self.privacy, self.keys, len(self.inputs), len(self.outputs),

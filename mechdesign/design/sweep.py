@@ -29,6 +29,7 @@ from cvxpy.reductions.solvers.conic_solvers.highs_conif import HIGHS as _CvxpyHi
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.limits import Limits
 from mechdesign.design.problem import Problem
+from mechdesign.design.program_size import ProgramTooLarge
 from mechdesign.design.result import Result
 from mechdesign.privacy.base import Notion
 from mechdesign.solvers.convex_route import Program, parameter_map, run_solver
@@ -286,14 +287,18 @@ def sweep(problem: Problem, epsilons: Sequence[float], *, warm_start: bool = Tru
         else:
             structure = _structure(at)
             compiled = programs.get((structure, None)) or programs.get((structure, e))
-            if compiled is None:
-                compiled = _compile(at, warm_start)
-                compiles += 1
-                programs[(structure, None if compiled.follows_epsilon() else e)] = compiled
-            raw, outcome, warm = compiled.solve_at(e, problem.solver, limits)
-            mapping = parameter_map(compiled.program)
-            if mapping is not None:
-                maps.add(id(mapping))
+            try:
+                if compiled is None:
+                    compiled = _compile(at, warm_start)
+                    compiles += 1
+                    programs[(structure, None if compiled.follows_epsilon() else e)] = compiled
+            except ProgramTooLarge as exc:  # the point fails with the reason; the sweep goes on
+                raw, outcome = None, SolverOutcome("failed", {}, str(exc))
+            else:
+                raw, outcome, warm = compiled.solve_at(e, problem.solver, limits)
+                mapping = parameter_map(compiled.program)
+                if mapping is not None:
+                    maps.add(id(mapping))
         point = SweepPoint(e, at.finish(raw, outcome, limits), time.perf_counter() - t0, warm)
         for name, record in (at_each_point(at, e) if at_each_point is not None else {}).items():
             base_curves.setdefault(name, []).append(record)

@@ -96,6 +96,12 @@ class Notion:
         other.epsilon = check_epsilon(epsilon)
         return other
 
+    def program_rows(self, n_inputs: int, n_outputs: int) -> int | None:
+        """The scalar constraint rows ``constraints`` writes per mechanism key, counted before
+        anything is built (:mod:`mechdesign.design.program_size` refuses a general compile that
+        cannot fit in memory); None: not counted beforehand, only once built (default)."""
+        return None
+
     def certification_seconds(self, n_outputs: int) -> float:
         """Seconds the certificate of this notion may take on a design with ``n_outputs``
         outputs (its repair and audit), held back from a solve's time limit so that the

@@ -149,6 +149,11 @@ class ApproxLDP(Notion):
     def structure(self) -> int:
         return links(self.epsilon)
 
+    def program_rows(self, n_inputs: int, n_outputs: int) -> int:
+        """Per ordered pair of inputs: its hockey-stick sum, and one row per output for the
+        excess and for each link of the chain (:meth:`constraints`)."""
+        return n_inputs * (n_inputs - 1) * (1 + n_outputs * links(self.epsilon))
+
     def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
         k = links(self.epsilon)

@@ -163,6 +163,10 @@ class MetricPrivacy(Notion):
                 out += [chain[t] <= self._times(c, chain[t + 1]) for t in range(k)]
         return out
 
+    def program_rows(self, n_inputs: int, n_outputs: int) -> int:
+        """One row per output per link of every pair's chain (:meth:`constraints`)."""
+        return int(self.segments().sum()) * n_outputs
+
     def distances(self) -> np.ndarray:
         """d over the input domain (every ordered pair)."""
         self._bound()
