@@ -13,7 +13,7 @@ from mechdesign.solvers import dantzig_wolfe, metric_dense, metric_interior, met
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, coincident_groups
-from tests.reference_lp import all_pairs_lp
+from tests.reference_lp import all_pairs_lp, pairs_lp
 
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -747,3 +747,33 @@ def test_a_stall_with_single_precision_in_its_window_goes_on_in_double(monkeypat
     run, stuck = _stalled_in_single_precision(monkeypatch, cost, notion)
     assert sum(stuck) >= metric_interior.STALL_ITERATIONS
     assert run.done and run.value - run.bound <= 1e-8 * abs(run.value)
+
+
+def test_single_precision_ends_when_its_residual_could_take_a_tenth_of_the_gap(monkeypatch):
+    # a 100-node graph at ε = 0.5, Zipf prior, random loss: the single-precision directions leave
+    # a dual residual near 1e-4 (1e-7 in double precision), and with single precision to a gap of
+    # 1e-3 the primal converges before the dual steps wash it out, so the gap froze at 1.5e-3
+    from mechdesign.bench.envelope import build
+
+    problem = build({"family": "graph", "size": 100, "epsilon": 0.5, "prior": "zipf", "loss": "random"})
+    notion, objective = problem.privacy[0], problem.objective
+    cost = np.asarray(objective.row_weights["default"])[:, None] * np.asarray(objective.loss)
+
+    def run_to_the_end():
+        run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.5, tol=5e-7)
+        try:
+            while not run.done:
+                run.advance()
+        except SolverDeclined as exc:
+            return run, str(exc)
+        return run, None
+
+    run, declined = run_to_the_end()
+    assert declined is None and 0 < run.single_steps < run.rounds
+    assert run.value - run.bound <= 5e-7 * run.value
+    assert run.residual <= 5e-7 * run.value  # (against 9e-4 where it froze)
+    reference = pairs_lp(cost, notion.i, notion.j, np.exp(0.5 * notion.d))  # the pairs the method was given
+    assert run.bound <= reference * (1 + 1e-9) and run.value == pytest.approx(reference, rel=5e-7)
+    monkeypatch.setattr(metric_interior, "SINGLE_PRECISION_RESIDUAL", np.inf)
+    frozen, declined = run_to_the_end()
+    assert declined is not None and "converged" in declined and frozen.gaps[-1] > 1e-3
