@@ -751,7 +751,7 @@ def test_a_stall_with_single_precision_in_its_window_goes_on_in_double(monkeypat
 
 def test_single_precision_ends_when_its_residual_could_take_a_tenth_of_the_gap(monkeypatch):
     # a 100-node graph at ε = 0.5, Zipf prior, random loss: the single-precision directions leave
-    # a dual residual near 1e-4 (1e-7 in double precision), and with single precision to a gap of
+    # a dual residual near 1e-4 (below 1e-10 in double precision), and with single precision to a gap of
     # 1e-3 the primal converges before the dual steps wash it out, so the gap froze at 1.5e-3
     from mechdesign.bench.envelope import build
 

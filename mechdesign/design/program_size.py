@@ -6,7 +6,7 @@ it into sparse standard form, and HiGHS (or a conic solver) copies it once more.
 (d-privacy on 6 × 6, 8 × 8 and 10 × 10 grids: 30,132, 164,160 and 621,300 rows at 1.6, 1.5 and
 1.6 kB a row). A program whose rows at that rate need more than the machine's memory cannot be
 solved on this route; rather than start a compile that the operating system kills (d-privacy on a
-40 × 40 grid writes 76 million rows, about 110 GB), the route is refused with
+40 × 40 grid at ε = 1 writes 5.6·10⁹ rows, about 8 TB), the route is refused with
 :class:`ProgramTooLarge`, saying how many rows, the memory they would take and the memory there
 is. The rows are counted before anything is built, from the notions' own counts
 (:meth:`~mechdesign.privacy.base.Notion.program_rows`: the pair notions' compiles alone allocate
