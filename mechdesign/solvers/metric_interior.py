@@ -159,9 +159,9 @@ SINGLE_PRECISION_SLOW = 1e-2
 #: (Σ_x max_y |r_d|, the most it can take from the bound) reaches this share of the absolute gap:
 #: the bound then pays for the round-off. Where μ/K spans many orders its directions leave
 #: residuals near 1e-4 (a 100-node graph at ε = 0.5, Zipf prior, random loss: below 1e-10 in
-#: double precision; in single 1e-7, then 1.7e-4 from a gap of 1.3e-3 on), and once the primal has converged the dual
-#: steps are too short to wash them out (that run's gap froze at 1.5e-3; ended at the share, it
-#: closes as in double precision)
+#: double precision; in single 1e-7, then 1.7e-4 from a gap of 1.3e-3 on), and once the primal
+#: has converged the dual steps are too short to wash them out (that run's gap froze at 1.5e-3;
+#: ended at the share, it closes as in double precision)
 SINGLE_PRECISION_RESIDUAL = 0.1
 #: the start's complementarity product per row, relative to max|C|/|Y|: the start scales
 #: with the cost, so a loss and its multiple follow the same path. The constant hardly
