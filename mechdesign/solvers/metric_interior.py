@@ -384,11 +384,14 @@ class MetricInteriorPoint:
             self.value, self._design, self._repaired = value, design, None
         reduced = lp.cost - it.rows.transpose(it.lam)
         self.latest_bound = float(lp.row_minima(reduced).sum())
-        reduced -= it.mu
-        reduced -= it.u[:, None]  # the dual equation's residual r_d
-        self.residual = float(np.abs(reduced).max(axis=1).sum()) - it.carried
         self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
+
+    @property
+    def residual(self) -> float:
+        """What the dual equation's residual at the iterate can take from the bound
+        (:func:`_residual_cost`); computed when asked: only single-precision steps need it."""
+        return _residual_cost(self.it, _dual_residual(self.lp, self.it))
 
     def design(self) -> np.ndarray:
         """The best design over the original inputs (coincident ones share their row), through
@@ -461,6 +464,17 @@ class MetricInteriorPoint:
         return True
 
 
+def _dual_residual(lp: ReducedLP, it: _Iterate) -> np.ndarray:
+    """The dual equation's residual r_d = C − u − μ − Gᵀ Λ at the iterate."""
+    return lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
+
+
+def _residual_cost(it: _Iterate, r_d: np.ndarray) -> float:
+    """Σ_x max_y |r_d|, the most the residual ``r_d`` can take from the bound, less the start's
+    residual the steps carry (``it.carried``: no error)."""
+    return float(np.abs(r_d).max(axis=1).sum()) - it.carried
+
+
 def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: bool = False) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
@@ -474,7 +488,7 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
         stepped_products,
     )
 
-    r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
+    r_d = _dual_residual(lp, it)
     newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
     r_p = 1.0 - lp.row_sums(it.K)
     total, count = it.complementarity()
@@ -499,7 +513,7 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
         if trial.a_p + trial.a_d < 1.01 * (step.a_p + step.a_d):
             break
         step, tK, tS = trial, trial_tK, trial_tS
-    if float(np.abs(r_d).max(axis=1).sum()) - it.carried > refine_above:  # (the start's residual is no error)
+    if _residual_cost(it, r_d) > refine_above:
         # only the direction taken gets a step of refinement: the predictor and the trial
         # correctors serve to choose it (refining each of them took a third of a late step)
         step.refine(lp, it, newton, r_d, tK, tS)
