@@ -24,7 +24,7 @@ import numpy as np
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.metric import exponential_weights
 from mechdesign.solvers.cone_pricing import ConePricing
-from mechdesign.solvers.contexts import ContextSolution, accepted_gap, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, accepted_gap, aimed_gap, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, iteration_seconds
@@ -560,11 +560,11 @@ def metric_by_rays(problem, limits=None):
     start = time.perf_counter()
     distances = notion.metric.distances(notion.domain)
     tolerance = problem.gap_tolerance
-    # exact runs aim at half the tolerance (the certificate re-measures the value on the
-    # returned design; a tenth of it, as before, cost the interior point some twenty steps of a
-    # second each on 300 locations); approximate ones (a tolerance of 1e-4 and up) stop as soon
-    # as the bound is within 90 % of it
-    gap = 0.9 * tolerance if tolerance > 10 * EXACT_GAP else max(min(tolerance / 2, 1e-6), 1e-9)
+    # the runs aim at 90 % of the tolerance, exact ones (a tolerance below 1e-4) at 1e-6 at
+    # most (the certificate re-measures the value on the returned design; a tenth of the
+    # tolerance, as once, cost the interior point some twenty steps of a second each on 300
+    # locations, and half of it, as since, a step or two)
+    gap = aimed_gap(tolerance) if tolerance > 10 * EXACT_GAP else min(aimed_gap(tolerance), 1e-6)
     path: list[str] = []
     order = pricing_order(problem.outputs)
     raw, outcome = solve_contexts(problem, lambda key, cost: _solve_general(cost, distances, notion, points, gap,
