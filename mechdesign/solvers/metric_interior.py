@@ -256,12 +256,24 @@ class _Iterate:
         self.carried = float(self.mu[~lp.bounded].max(axis=1, initial=0.0).sum())
         self.mu[~lp.bounded] = 0.0
         self.bounds = int(lp.bounded.sum()) * m  # (the products K μ that count)
+        self._pairs_term: np.ndarray | None = None  # (Gᵀ Λ at this iterate, once formed)
 
     def _drop_slack_when_complete(self) -> None:
         """Once every pair row is in the set (a line's neighbour pairs from the start) S holds
         every slack: the full array and its pass over all pairs each step are dropped."""
         if self.rows.size == self.rows.member.size:
             self.slack = None
+
+    def pairs_term(self) -> np.ndarray:
+        """Gᵀ Λ at this iterate, as an (inputs, outputs) array: formed once between steps, for
+        the bound and for the next step's dual residual (a pass over the working set's rows)."""
+        if self._pairs_term is None:
+            self._pairs_term = self.rows.transpose(self.lam)
+        return self._pairs_term
+
+    def moved(self) -> None:
+        """Forget what was formed at the iterate before a step moved it."""
+        self._pairs_term = None
 
     def complementarity(self) -> tuple[float, int]:
         """(Σ K μ + Σ S Λ over the set, the number of products): the iterate's own duality gap
@@ -382,7 +394,7 @@ class MetricInteriorPoint:
         value = float((lp.full_cost * design).sum())
         if value < self.value:
             self.value, self._design, self._repaired = value, design, None
-        reduced = lp.cost - it.rows.transpose(it.lam)
+        reduced = lp.cost - it.pairs_term()
         self.latest_bound = float(lp.row_minima(reduced).sum())
         self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
@@ -466,7 +478,7 @@ class MetricInteriorPoint:
 
 def _dual_residual(lp: ReducedLP, it: _Iterate) -> np.ndarray:
     """The dual equation's residual r_d = C − u − μ − Gᵀ Λ at the iterate."""
-    return lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
+    return lp.cost - it.u[:, None] - it.mu - it.pairs_term()
 
 
 def _residual_cost(it: _Iterate, r_d: np.ndarray) -> float:
@@ -546,6 +558,7 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
         moved = over(move, [(lo, hi, count) for (lo, hi), (_, count) in zip(pieces, found)])
         joining = (np.concatenate([pair for pair, _ in moved]), np.concatenate([out for _, out in moved]))
     it.carried *= 1.0 - a_d
+    it.moved()
     # the set's slacks step in place; with rows outside the set they take the step the full
     # slack array took (the same products and sums, so the same numbers), never re-gathered
     for x, alpha, dx in ((it.S, a_p, step.dS), (it.K, a_p, step.dK), (it.u, a_d, step.du), (it.mu, a_d, step.dmu),
@@ -561,6 +574,7 @@ def _join(lp: ReducedLP, it: _Iterate, pair: np.ndarray, out: np.ndarray) -> Non
     the rows taking from one entry are scaled down together so that they take at most
     :data:`JOIN_SHARE` of it: the dual equation still holds and μ stays positive."""
     check_growth(pair.size)
+    it.moved()  # (its μ and Λ change)
     g, m = it.K.shape
     total, count = it.complementarity()
     mean = total / count
