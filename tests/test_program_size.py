@@ -12,9 +12,21 @@ from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import ExpectedLoss
 from mechdesign.design import problem as problem_module
 from mechdesign.design import program_size
-from mechdesign.design.program_size import BYTES_PER_ROW, ProgramTooLarge, built_rows, declared_rows
+from mechdesign.design.program_size import (
+    BYTES_PER_CONE_ROW,
+    BYTES_PER_ROW,
+    ProgramTooLarge,
+    built_rows,
+    declared_rows,
+)
 from mechdesign.design.sweep import sweep
-from mechdesign.privacy import LDP, MetricPrivacy
+from mechdesign.privacy import (
+    LDP,
+    DivergenceDP,
+    InformationPrivacy,
+    MetricPrivacy,
+    MutualInformation,
+)
 from mechdesign.privacy.ldp import ApproxLDP
 from mechdesign.solvers.registry import SpecialSolver
 
@@ -43,7 +55,7 @@ def test_the_metric_notion_counts_the_rows_its_compile_writes(epsilon):
 
 @pytest.mark.parametrize("epsilon", [0.5, 8.0])
 def test_approximate_ldp_counts_at_least_the_rows_its_constraints_have(epsilon):
-    # cvxpy's pos() adds its epigraph's rows when it canonicalises: the count includes them
+    # cvxpy's pos() adds its epigraph's rows when it canonicalises: both counts include them
     n = 6
     problem = Problem(inputs=Domain.from_size(n), privacy=[ApproxLDP(epsilon, 0.01)],
                       objective=ExpectedLoss(1 - np.eye(n)))
@@ -109,3 +121,39 @@ def test_a_sweep_point_whose_program_cannot_fit_fails_and_the_sweep_goes_on(monk
     assert first.result.status == "optimal"
     assert second.result.status == "failed" and second.result.holds
     assert "constraint rows" in second.result.message
+
+
+def _conic(notion, n: int = 7) -> Problem:
+    loss = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).astype(float)
+    return Problem(inputs=Domain.from_size(n), privacy=[notion], objective=ExpectedLoss(loss))
+
+
+@pytest.mark.parametrize("notion,in_atoms", [
+    (DivergenceDP(0.5, "kl"), True), (DivergenceDP(0.5, "reverse-kl"), True), (InformationPrivacy(0.5), True),
+    (MutualInformation(0.2), True),
+    (DivergenceDP(0.5, "chi2"), False), (DivergenceDP(0.5, "hellinger"), False)])  # (written as cones)
+def test_a_conic_program_is_counted_as_cvxpy_canonicalises_it(notion, in_atoms):
+    # a relative entropy over every pair's rows is one cvxpy constraint but a cone of three rows
+    # per entry: the count must follow the canonical program (cvxpy's own, for Clarabel), not
+    # the constraints' sizes, which were 23 times too few for KL-DP on 8 values
+    import cvxpy as cp
+
+    program = _conic(notion).compile().problem
+    canonical = program.get_problem_data(cp.CLARABEL)[0]["A"].shape[0]
+    counted = built_rows(program.constraints, program.objective.args[0])
+    assert counted <= canonical <= 1.4 * counted
+    if in_atoms:  # the constraints' own sizes miss most of it
+        assert counted > 2 * sum(int(c.size) for c in program.constraints)
+
+
+def test_a_conic_program_that_cannot_fit_is_refused_at_the_conic_rate(monkeypatch):
+    problem = _conic(DivergenceDP(0.5, "kl"))
+    program = problem.compile().problem
+    rows = built_rows(program.constraints, program.objective.args[0])
+    monkeypatch.setattr(program_size, "machine_memory", lambda: rows * BYTES_PER_CONE_ROW - 1)
+    assert rows * BYTES_PER_ROW < rows * BYTES_PER_CONE_ROW - 1  # the LP rate would have let it through
+    result = problem.solve()
+    assert result.status == "failed" and result.holds
+    assert f"{rows:,} constraint rows" in result.message and f"{BYTES_PER_CONE_ROW:,} bytes a row" in result.message
+    monkeypatch.setattr(program_size, "machine_memory", lambda: rows * BYTES_PER_CONE_ROW)
+    assert problem.solve().status == "optimal"

@@ -240,10 +240,10 @@ class Problem:
         constraints = [cp.sum(v, axis=1) == 1 for v in K.values()]
         for i, notion in enumerate(self.privacy):
             constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)}, coefficients)
-        check_rows(built_rows(constraints))
-        if scale is None:
-            scale = self.objective.magnitude() if scaled else 1.0
-        program = cp.Problem(cp.Minimize(self.objective.expression(K) / scale), constraints)
+        scale = (self.objective.magnitude() if scaled else 1.0) if scale is None else scale
+        objective = self.objective.expression(K) / scale
+        check_rows(built_rows(constraints, objective), conic=not self.linear)
+        program = cp.Problem(cp.Minimize(objective), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
                        feasible_by_design=self.data_independent_design_holds(), coefficients=coefficients,
                        relaxed=any(n.relaxed for n in self.privacy), gap_tolerance=self.gap_tolerance)

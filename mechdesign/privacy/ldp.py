@@ -150,9 +150,10 @@ class ApproxLDP(Notion):
         return links(self.epsilon)
 
     def program_rows(self, n_inputs: int, n_outputs: int) -> int:
-        """Per ordered pair of inputs: its hockey-stick sum, and one row per output for the
-        excess and for each link of the chain (:meth:`constraints`)."""
-        return n_inputs * (n_inputs - 1) * (1 + n_outputs * links(self.epsilon))
+        """Per ordered pair of inputs: its hockey-stick sum, and per output two rows for the
+        excess (the epigraph of its pos(): a row and the bound of its variable) and one for each
+        link of the chain after the first (:meth:`constraints`)."""
+        return n_inputs * (n_inputs - 1) * (1 + n_outputs * (1 + links(self.epsilon)))
 
     def constraints(self, K: Mapping[str, Any], coefficients: Coefficients) -> list:
         out = []
