@@ -499,10 +499,11 @@ def test_the_outside_rows_step_limit_and_crossings_match_the_matrix_form(threads
         assert rows == list(zip(*np.nonzero(joining)))  # in the order of (pair, output)
 
 
+@pytest.mark.parametrize("single", [False, True])  # the products of the tiles below in single precision
 @pytest.mark.parametrize("tile", [16, 48, 128, 1024])  # many tiles below the diagonal … one tile
 @pytest.mark.parametrize("threads", [1, 2, 3, 64])  # 64: more threads than tiles
 @pytest.mark.parametrize("coupling", [0.5 - 1e-9, 0.3, 1e-3])
-def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads, tile):
+def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads, tile, single):
     # nearly singular blocks (products that barely decay down a column), moderate, and weakly
     # coupled ones (products that vanish, so that a tile column stops early), with scales
     # spanning orders of magnitude: the sum is the sum of the inverses of the factorised blocks
@@ -522,15 +523,25 @@ def test_the_chain_inverse_sum_is_the_inverse_of_the_factors(coupling, threads, 
     diag, low = np.empty((g, m)), np.empty((g - 1, m))
     assert chain_cholesky(off, diag, low)
     total = np.full((g, g), 7.0)  # added to; the upper triangle left as it was
-    chain_inverse_sum(*chain_solve_coefficients(diag, low, scale)[:2], total, threads, tile=tile)
+    chain_inverse_sum(*chain_solve_coefficients(diag, low, scale)[:2], total, threads, tile=tile, single=single)
     expected = np.zeros((g, g))
     for y in range(m):
         factor = np.diag(diag[:, y]) + np.diag(low[:, y], -1)
         inverse = np.linalg.inv(factor)
         expected += scale[:, y][:, None] * (inverse.T @ inverse) * scale[:, y][None, :]
     lower = np.tril_indices(g)
-    assert np.allclose(total[lower] - 7.0, expected[lower], rtol=1e-10, atol=1e-13 * np.abs(expected).max())
+    # in single precision each entry below the diagonal tiles carries the factors' rounding,
+    # a few units of 6e-8 in every term (and terms below 1.2e-38 flushed to zero)
+    rtol, atol = (1e-6, 1e-7) if single else (1e-10, 1e-13)
+    assert np.allclose(total[lower] - 7.0, expected[lower], rtol=rtol, atol=atol * np.abs(expected).max())
     assert np.all(total[np.triu_indices(g, 1)] == 7.0)
+    inside = np.zeros((g, g), bool)  # the diagonal tiles
+    for t in range(0, g, tile):
+        inside[t:t + tile, t:t + tile] = True
+    if single and tile < g:  # the tiles below differ from double precision; the diagonal tiles do not
+        double = np.full((g, g), 7.0)
+        chain_inverse_sum(*chain_solve_coefficients(diag, low, scale)[:2], double, threads, tile=tile)
+        assert np.array_equal(total[inside], double[inside]) and not np.array_equal(total, double)
 
 
 def test_the_chain_factors_each_block_and_shifts_only_a_block_that_needs_it():

@@ -21,6 +21,14 @@ def is_chain(a: np.ndarray, b: np.ndarray) -> bool:
     return a.size > 0 and bool(np.all(np.abs(a - b) == 1))
 
 
+def tiled(inputs: int) -> bool:
+    """Whether a chain of ``inputs`` has tiles below the diagonal of its coupling: the matrix
+    products that :class:`ChainNewton` takes in single precision (with one tile, none)."""
+    from mechdesign.solvers.metric_chain_kernels import CHAIN_TILE
+
+    return inputs > CHAIN_TILE
+
+
 class BlockSystem:
     """What the Newton systems of the interior point share: the weights they were built from
     (:meth:`weigh`), ``apply(v)`` (H_y⁻¹ v[:, y] for every output) and, from it,
@@ -54,9 +62,12 @@ class ChainNewton(BlockSystem):
     Cholesky factor (of the block scaled to a unit diagonal), kept as the solves' coefficients,
     and the Cholesky factor of Σ_y H_y⁻¹; the same interface as the dense blocks' system. Its
     arrays are laid out (inputs, outputs), as the blocks are built
-    (:mod:`~mechdesign.solvers.metric_chain_kernels`)."""
+    (:mod:`~mechdesign.solvers.metric_chain_kernels`). With ``single`` the sum's tiles below the
+    diagonal, its matrix products, are multiplied in single precision and added up in double
+    (the blocks, their factors, the sum's Cholesky factor and every solve stay in double); a sum
+    that overflowed raises :class:`SolverDeclined`, and the step is taken again in double."""
 
-    def __init__(self, lp, it):
+    def __init__(self, lp, it, single: bool = False):
         from mechdesign.solvers.metric_chain_kernels import (
             chain_cholesky,
             chain_inverse_sum,
@@ -73,7 +84,9 @@ class ChainNewton(BlockSystem):
             raise SolverDeclined("the interior-point system lost definiteness")
         self.coefficients = chain_solve_coefficients(diag, low, scale)
         total = np.zeros((g, g))
-        chain_inverse_sum(*self.coefficients[:2], total)
+        chain_inverse_sum(*self.coefficients[:2], total, single=single)
+        if single and not np.isfinite(total).all():
+            raise SolverDeclined("the interior-point system overflowed single precision")
         self.factor = shifted_cholesky(total)  # (its lower triangle, which alone the factorisation reads)
 
     def apply(self, v: np.ndarray) -> np.ndarray:

@@ -122,7 +122,7 @@ def chain_solves(b: np.ndarray, a: np.ndarray, c: np.ndarray, v: np.ndarray, out
 
 
 def chain_inverse_sum(b: np.ndarray, a: np.ndarray, total: np.ndarray, threads: int | None = None,
-                      tile: int = CHAIN_TILE) -> None:
+                      tile: int = CHAIN_TILE, single: bool = False) -> None:
     """total <- total + Σ_y D_y (L_y L_yᵀ)⁻¹ D_y in its lower triangle (the upper one is left as
     it was), for the bidiagonal factors L_y of :func:`chain_cholesky` (diag d, low l) and
     D_y = diag(s_y), from their solves' coefficients b = s/d and a (a[i + 1] = l[i]/d[i + 1])
@@ -161,8 +161,18 @@ def chain_inverse_sum(b: np.ndarray, a: np.ndarray, total: np.ndarray, threads: 
          [(t,) for t in range(count)])
     if tiles > 1:
         through = _chain_tile_factors(start, rows, ratio, tile)  # (start, rows now the tiles' factors)
-        over(lambda first: _chain_tiles_below(start, rows, through, total, tile, first, count),
-             [(t,) for t in range(count)])
+        if single:
+            from mechdesign.core.subnormals import flushed_subnormals
+
+            start, rows, through = (np.ascontiguousarray(x, dtype=np.float32) for x in (start, rows, through))
+
+            def below(first: int) -> None:
+                with flushed_subnormals(True):  # (the modes are each thread's own)
+                    _chain_tiles_below(start, rows, through, total, tile, first, count)
+        else:
+            def below(first: int) -> None:
+                _chain_tiles_below(start, rows, through, total, tile, first, count)
+        over(below, [(t,) for t in range(count)])
 
 
 @njit(cache=True)
@@ -248,8 +258,8 @@ def _chain_tiles_below(last: np.ndarray, first_factors: np.ndarray, through: np.
     :func:`chain_inverse_sum`), added into ``total``, one matrix product per tile."""
     g, m = last.shape
     tiles = through.shape[0]
-    middle = np.empty(m)
-    scaled = np.empty((tile, m))
+    middle = np.empty(m, dtype=last.dtype)
+    scaled = np.empty((tile, m), dtype=last.dtype)
     for J in range(first, tiles - 1, stride):
         j0, j1 = J * tile, min(g, (J + 1) * tile)
         right = last[j0:j1].T

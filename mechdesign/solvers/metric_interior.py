@@ -24,7 +24,8 @@ solves use the factor, not the inverse: without that the dual iterates drift onc
 reaches about 1e-6 (and products with the inverses let the rows' sums drift), with it the gap
 closes to 1e-10. The blocks are assembled, factorised and inverted by compiled passes over
 ranges of outputs, one per thread, and solved the same way; while the proven gap is above
-:data:`SINGLE_PRECISION_GAP` the factorisations and inverses are in single precision.
+:data:`SINGLE_PRECISION_GAP` the factorisations and inverses are in single precision (on a
+chain, the coupling's matrix products).
 The iterate keeps K and S strictly positive and its rows summing to 1 (the start does, and every
 step keeps Σ_y ΔK = 0), so each iterate is a private design up to round-off.
 
@@ -73,7 +74,7 @@ from mechdesign.solvers import metric_passes as passes
 from mechdesign.solvers.contexts import ContextSolution
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.ldp_interior import step_lengths
-from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain
+from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain, tiled
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
 from mechdesign.solvers.metric_orbits import OutputOrbits
@@ -142,7 +143,12 @@ REFINE_SHARE = 0.1
 #: next steps' right-hand sides carry). Over
 #: 10 × 10 grids at ε = 0.5, 1, 2 (three priors, the metric and a random loss) the steps to a
 #: gap of 5e-7 were 1,106 against 1,094 all in double with the switch at 1e-3; with it at 1e-4
-#: three of the 18 runs stalled, at 1e-5 seventeen
+#: three of the 18 runs stalled, at 1e-5 seventeen. On a chain the factorisations cost little;
+#: there the matrix products of the coupling's tiles are taken in single precision
+#: (:class:`~mechdesign.solvers.metric_chain.ChainNewton`): alone on a 2,000-point line at
+#: ε = 0.1 with a Zipf prior and a random loss, 57.3 s (91 steps, 72 in single precision)
+#: against 61.3 s (94 steps) all in double; with the sum's Cholesky factor in single precision
+#: too, 58.9 s (93 steps)
 SINGLE_PRECISION_GAP = 1e-3
 #: single precision also ends for the run when a factorisation fails in it, and when its gap,
 #: below :data:`SINGLE_PRECISION_SLOW`, has not halved over this many steps: round-off can stall
@@ -368,7 +374,7 @@ class MetricInteriorPoint:
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
         self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self._grew = -STALL_ITERATIONS  # (the last one at which the set grew by STALL_RESTART_GROWTH)
-        self._single = not self.lp.chain  # (the chain's tridiagonal blocks cost nothing to factorise)
+        self._single = not self.lp.chain or tiled(self.lp.cost.shape[0])  # (while above SINGLE_PRECISION_GAP)
         self.single_steps, self._last_single = 0, 0  # (steps in single precision; the last one)
         self.gaps: list[float] = []
         self._evaluate()
@@ -501,7 +507,7 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
     )
 
     r_d = _dual_residual(lp, it)
-    newton = ChainNewton(lp, it) if lp.chain else DenseNewton(lp, it, single)
+    newton = ChainNewton(lp, it, single) if lp.chain else DenseNewton(lp, it, single)
     r_p = 1.0 - lp.row_sums(it.K)
     total, count = it.complementarity()
     mu = total / count
