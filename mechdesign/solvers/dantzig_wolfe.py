@@ -560,8 +560,8 @@ def metric_by_rays(problem, limits=None):
     start = time.perf_counter()
     distances = notion.metric.distances(notion.domain)
     tolerance = problem.gap_tolerance
-    # the runs aim at 90 % of the tolerance, exact ones (a tolerance below 1e-4) at 1e-6 at
-    # most (the certificate re-measures the value on the returned design; a tenth of the
+    # the runs aim at 90 % of the tolerance, exact ones (a tolerance of 1e-4 or less) at 1e-6
+    # at most (the certificate re-measures the value on the returned design; a tenth of the
     # tolerance, as once, cost the interior point some twenty steps of a second each on 300
     # locations, and half of it, as since, a step or two)
     gap = aimed_gap(tolerance) if tolerance > 10 * EXACT_GAP else min(aimed_gap(tolerance), 1e-6)
