@@ -283,3 +283,31 @@ def test_a_waiting_method_starts_once_the_race_is_as_old_as_its_step():
     found = race.race(turns, 1e-9, None, [])
     assert started["slow"] - begun >= 0.6
     assert found.objective == found.bound == 1.0
+
+
+def test_the_result_does_not_wait_for_an_interruptible_method_to_take_the_end():
+    # a method inside a long run that takes the end's interrupt late (a HiGHS master between its
+    # checks) and that changes nothing once interrupted: the result is given when the other
+    # closes the gap, its seconds so far in the path, and it ends in the background
+    class Slow(_Timed):
+        interruptible = True
+
+    slow, quick = Slow("slow", 1.5), _Timed("quick", 0.02, closes_after=30)  # closes after the slow starts
+    turns, _ = _turns(quick=quick, slow=slow)
+    path: list[str] = []
+    begun = time.perf_counter()
+    race.race(turns, 1e-9, None, path)
+    given = time.perf_counter() - begun
+    assert given < 1.0 and slow.spans == []  # its first step, begun at the start, still running
+    assert "slow: 0 rounds in" in path[-1]
+    used = float(path[-1].split("slow: 0 rounds in ")[1].split(" s")[0])
+    assert 0.8 * given < used + race.SECOND_START <= given + 0.1
+    assert race.finish_lingering(timeout=5.0) and len(slow.spans) == 1
+
+
+def test_a_method_that_is_not_interruptible_is_waited_for():
+    slow, quick = _Timed("slow", 1.0), _Timed("quick", 0.02, closes_after=30)
+    turns, _ = _turns(quick=quick, slow=slow)
+    begun = time.perf_counter()
+    race.race(turns, 1e-9, None, [])
+    assert time.perf_counter() - begun >= race.SECOND_START + 1.0 and len(slow.spans) == 1

@@ -201,6 +201,11 @@ class LineRounds:
     name = "line rays"
     #: the turns read progress only below a relative gap of 1 (the first bounds lie far below)
     gap_ceiling = 1.0
+    #: a race's result need not wait for the master run in progress to take the end's interrupt:
+    #: interrupted, it leaves the design and value as they were, and a pricing pass cut short
+    #: only raises the proven bound (:mod:`~mechdesign.solvers.race`; a run that completes as the
+    #: race ends sets them once, and the result's value is measured on the design returned)
+    interruptible = True
 
     def __init__(self, cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: float = 1e-9,
                  gap: float = ACCEPT_GAP):

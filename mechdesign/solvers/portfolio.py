@@ -96,6 +96,7 @@ class Turns:
         self.retired: set = set()  # the names of those methods: they get no more turns
         self.raced = False  # whether the methods ran at once (:mod:`mechdesign.solvers.race`)
         self.extended: set = set()  # the methods whose turn went on once (:meth:`finishing`)
+        self.playing: dict = {}  # name -> when its play in progress began (a race may end before it does)
 
     @staticmethod
     def _gap(method) -> float:
@@ -204,7 +205,7 @@ class Turns:
         """Give method ``name`` the time of ``window``: "closed" when the shared gap closed,
         "expired" when the solve's limits did, "declined" when the method declined, else
         "turn over"."""
-        started = time.perf_counter()
+        started = self.playing[name] = time.perf_counter()
         method = self.started.get(name)
         try:
             if method is None:
@@ -232,8 +233,15 @@ class Turns:
             return "declined"
         finally:
             self.seconds[name] += time.perf_counter() - started
+            self.playing.pop(name, None)
             if name in self.started:
                 self._measure(name)
+
+    def used(self, name: str) -> float:
+        """The seconds method ``name`` has used, its play in progress included (a race's result
+        can be given while the losing method is still taking the race's end)."""
+        began = self.playing.get(name)
+        return self.seconds[name] + (0.0 if began is None else time.perf_counter() - began)
 
     def _measure(self, name: str) -> None:
         """Update the method's peak gap and its rate over all its turns so far. Measured from the
@@ -273,7 +281,7 @@ class Turns:
         path.extend(f"{name} waited for the others' first {self.step[name]:.3g} s (the estimate of one of its steps)"
                     for name in self.started if name in self.waited)
         path.append(", ".join(f"{name}: {method.rounds} rounds{getattr(method, 'rounds_note', '')} "
-                              f"in {self.seconds[name]:.3g} s"
+                              f"in {self.used(name):.3g} s"
                               for name, method in self.started.items())
                     + (" (at once, one thread each)" if self.raced else "")
                     + f"; design from {design_from.name}, bound from {bound_from.name}"
