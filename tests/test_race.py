@@ -311,3 +311,17 @@ def test_a_method_that_is_not_interruptible_is_waited_for():
     begun = time.perf_counter()
     race.race(turns, 1e-9, None, [])
     assert time.perf_counter() - begun >= race.SECOND_START + 1.0 and len(slow.spans) == 1
+
+
+def test_a_gap_closed_by_a_method_waited_for_wins_over_the_time_limit(monkeypatch):
+    # the interruptible method reaches the time limit first; the other's step in progress then
+    # closes the gap: the race waited for that step, and the result is the closed one
+    class Quick(_Timed):
+        interruptible = True
+
+    monkeypatch.setattr(race, "SECOND_START", 0.05)
+    quick, slow = Quick("quick", 0.02), _Timed("slow", 0.8, closes_after=1)
+    turns, _ = _turns(quick=quick, slow=slow)
+    found = race.race(turns, 1e-9, Limits(0.4), [])
+    assert len(slow.spans) == 1 and not found.stopped and found.bound == 1.0
+    assert race.finish_lingering(timeout=5.0)

@@ -36,7 +36,9 @@ progressed; ``value``, ``bound``, ``latest_bound``, ``rounds``, ``columns``, ``n
 its bound shows no progress, and an optional ``steady``, true when its gap falls by a steady
 factor a round, so that a prediction from its rate holds); its one-step estimate, when it has
 one, is given to the turns as a function of no arguments (``latency``), called once; it raises
-:class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on.
+:class:`~mechdesign.solvers.highs_model.SolverDeclined` when it cannot go on. An optional
+``interruptible``, true when a run of it cut short by a race's end leaves its design and value as
+they were, lets a race give its result without waiting for that run (:mod:`race`).
 """
 
 from __future__ import annotations

@@ -169,9 +169,9 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
     so far with the best bound), or, with ``accept``, until a method declines while the shared
     gap is within ``accept``; what happened is appended to ``path``. Raises
     :class:`SolverDeclined` when every method declined (see the module docstring)."""
-    over, done, lock = _End(), threading.Event(), threading.Lock()
+    over, lock = _End(), threading.Lock()
     decided = threading.Event()  # set once every method has stopped, or the one that ended the race
-    finished: list[str] = []  # the methods whose threads have ended (done once all have)
+    finished: list[str] = []  # the methods whose threads have ended
     endings: dict[str, str] = {}  # the outcomes that ended the solve, by method
     reporting = None if limits is None else _Reporting(limits, lock)
     failures: list[BaseException] = []
@@ -207,9 +207,7 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                 if len(turns.retired) == len(turns.starters):
                     over.set()
                 finished.append(name)
-                if len(finished) == expected:
-                    done.set()
-                if done.is_set() or (name in endings and not failures):
+                if len(finished) == expected or (name in endings and not failures):
                     decided.set()
 
     begun = time.perf_counter()
@@ -238,12 +236,14 @@ def race(turns: Turns, tol: float, limits: Limits | None, path: list[str],
                     thread.join()
             raise
         with lock:
-            ended = dict(endings)
             waits = [thread for thread, name in zip(lanes, names)
                      if name in finished or not getattr(turns.started.get(name), "interruptible", False)]
+            _LINGERING[:] = [thread for thread in _LINGERING if thread.is_alive()]
             _LINGERING.extend(thread for thread in lanes if thread not in waits)
         for thread in waits:  # (a method that is not interruptible may still change its design)
             thread.join()
+        with lock:  # (after the joins: a method waited for may have closed the gap meanwhile)
+            ended = dict(endings)
     if failures:
         raise failures[0]
     if ended:  # a closed gap first: another method may have expired or declined meanwhile
