@@ -71,3 +71,24 @@ def test_a_line_of_one_tile_has_nothing_to_take_in_single_precision():
     points, cost = _line(100, 4)
     assert not tiled(points.size)
     assert _solve(points, cost).single_steps == 0
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 8.0])
+def test_an_unevenly_spaced_line_with_coincident_points_ends_at_the_same_optimum_in_either_precision(epsilon):
+    # 290 distinct positions (three tiles once the coincident points are merged), a Zipf prior
+    rng = np.random.default_rng(9)
+    base = np.sort(rng.random(290) * 300)
+    points = np.sort(np.concatenate([base, base[rng.choice(290, 10, replace=False)]]))
+    prior = 1.0 / np.arange(1, points.size + 1) ** 1.1
+    cost = (prior / prior.sum())[:, None] * rng.random((points.size, points.size))
+    runs = []
+    for single in (True, False):
+        run = MetricInteriorPoint(cost, neighbour_pairs(points), epsilon, tol=5e-7)
+        run._single = run._single and single
+        while not run.done:
+            run.advance()
+        runs.append(run)
+    mixed, double = runs
+    assert mixed.lp.cost.shape[0] == 290 and mixed.single_steps > 0 == double.single_steps
+    assert max(mixed.bound, double.bound) <= min(mixed.value, double.value) * (1 + 1e-12)
+    assert mixed.value == pytest.approx(double.value, rel=5e-7)
