@@ -44,7 +44,7 @@ import numpy as np
 from mechdesign.core.limits import relative_gap
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import ConePricing
-from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.contexts import ContextSolution, accepted_gap, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined, basic_columns
 from mechdesign.solvers.lazy_pairs import repairer, solve_lazily
 from mechdesign.solvers.predicates import expected_loss, metric_on_a_line, one_notion_of
@@ -439,7 +439,7 @@ def metric_line_by_rays(problem, limits=None):
     # rows), and give every input its position's row
     positions, position_of = np.unique(notion.domain.points[:, 0], return_inverse=True)
     tolerance = problem.gap_tolerance
-    gap = 0.9 * tolerance if tolerance > 10 * ACCEPT_GAP else ACCEPT_GAP
+    gap = accepted_gap(tolerance) if tolerance > 10 * ACCEPT_GAP else ACCEPT_GAP
     path: list[str] = []
 
     from mechdesign.solvers.line_portfolio import solve_line_portfolio
