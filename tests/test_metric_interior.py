@@ -725,10 +725,10 @@ def _stalled_in_single_precision(monkeypatch, cost, notion):
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=1e-8)
     step, stuck = metric_interior._step, []
 
-    def stalling(lp, it, refine_above=float("inf"), single=False):
+    def stalling(lp, it, refine_above=float("inf"), single=False, r_d=None):
         stuck.append(single and bool(run.gaps) and run.gaps[-1] < metric_interior.SINGLE_PRECISION_SLOW)
         if not stuck[-1]:
-            step(lp, it, refine_above, single)
+            step(lp, it, refine_above, single, r_d)
 
     monkeypatch.setattr(metric_interior, "_step", stalling)
     try:

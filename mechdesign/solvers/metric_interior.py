@@ -238,11 +238,10 @@ class _Iterate:
     once every row is in the set). It
     starts with K uniform over the outputs (rows sum to 1, every pair's slack (c − 1)/|Y| > 0),
     every working row's complementarity product τ = START_PRODUCT·max|C|/|Y| (a loss and its
-    multiple start alike), and u, μ >= τ|Y| chosen
-    so that the dual equation holds exactly. An entry whose bound the LP drops (not
-    ``lp.bounded``) has no μ: it is held at 0 (its target is 0, so its dμ is too), and the dual
-    equation starts off by the μ it would have had, a residual the steps shrink by 1 − α each
-    (``carried``: its Σ_x max_y, times the product of those factors so far)."""
+    multiple start alike), and u, μ >= τ|Y| chosen so that the dual equation holds exactly. An
+    entry whose bound the LP drops (not ``lp.bounded``) has no μ: it is held at 0 (its target is
+    0, so its dμ is too), and the dual equation starts off by the μ it would have had, a residual
+    the steps shrink by 1 − α each (``carried``: its Σ_x max_y, times the product so far)."""
 
     def __init__(self, lp: ReducedLP):
         g, m = lp.cost.shape
@@ -288,12 +287,13 @@ class _Iterate:
 
 
 def _solve(lp: ReducedLP, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_d: np.ndarray, t_K: np.ndarray,
-           t_S: np.ndarray) -> list[np.ndarray]:
+           t_S: np.ndarray, rhs: np.ndarray | None = None) -> list[np.ndarray]:
     """(dK, du) solving the Newton equations
         Σ_y dK = r_p,   du + dμ + Gᵀdλ = r_d,   μ dK + K dμ = t_K,   Λ dS + S dλ = t_S,   dS = G dK
     by the block elimination of the module docstring (dS, dμ and dλ follow from the last three); the
-    direction a step takes may then get a step of iterative refinement (:func:`_refine`)."""
-    rhs = _blocks_rhs(it, r_d, t_K, t_S)
+    direction a step takes may then get a step of iterative refinement (:func:`_refine`). ``rhs``:
+    the blocks' right-hand side, when the caller has it (the predictor's)."""
+    rhs = _blocks_rhs(it, r_d, t_K, t_S) if rhs is None else rhs
     v = newton.apply(rhs)
     du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v)))
     newton.add_row(du, v)  # (v becomes dK)
@@ -325,8 +325,8 @@ class _Direction:
     """One search direction and its largest interior step lengths."""
 
     def __init__(self, lp: ReducedLP, it: _Iterate, newton: BlockSystem, r_d: np.ndarray, r_p: np.ndarray,
-                 t_K: np.ndarray, t_S: np.ndarray):
-        self.dK, self.du = _solve(lp, it, newton, r_p, r_d, t_K, t_S)
+                 t_K: np.ndarray, t_S: np.ndarray, rhs: np.ndarray | None = None):
+        self.dK, self.du = _solve(lp, it, newton, r_p, r_d, t_K, t_S, rhs)
         self.dmu = np.empty_like(self.dK)
         self._recover(it, t_K, t_S)
 
@@ -381,8 +381,7 @@ class MetricInteriorPoint:
 
     @property
     def rounds_note(self) -> str:
-        """What the path adds to the rounds: how many were in single precision, and the outputs
-        kept when one per orbit stands for the others."""
+        """What the path adds to the rounds: the steps in single precision, the outputs kept (one per orbit)."""
         notes = [f"{self.single_steps} in single precision"] if self.single_steps else []
         if self.lp.orbits is not None:
             notes.append(f"one output per orbit: {self.columns} of {self.lp.outputs}")
@@ -407,8 +406,7 @@ class MetricInteriorPoint:
 
     @property
     def residual(self) -> float:
-        """What the dual equation's residual at the iterate can take from the bound
-        (:func:`_residual_cost`); computed when asked: only single-precision steps need it."""
+        """What the dual equation's residual at the iterate can take from the bound (:func:`_residual_cost`)."""
         return _residual_cost(self.it, _dual_residual(self.lp, self.it))
 
     def design(self) -> np.ndarray:
@@ -453,12 +451,13 @@ class MetricInteriorPoint:
                                      f"(gap {gaps[-1]:.2g})")
         self.rounds += 1
         rows = self.it.rows.size
-        if self._single and gaps and self.residual > SINGLE_PRECISION_RESIDUAL * (self.value - self.bound):
+        r_d = _dual_residual(self.lp, self.it) if self._single and gaps else None  # (the step's too)
+        if r_d is not None and _residual_cost(self.it, r_d) > SINGLE_PRECISION_RESIDUAL * (self.value - self.bound):
             self._single = False
         single = self._single and (not gaps or gaps[-1] > SINGLE_PRECISION_GAP)
         with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
             try:
-                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single)
+                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single, r_d)
                 failed = False
             except SolverDeclined:
                 if not single:
@@ -466,7 +465,7 @@ class MetricInteriorPoint:
                 failed = True  # (the step failed before it moved the iterate)
             if failed:  # in double, once the failed step's arrays are gone with its traceback
                 self._single = single = False
-                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value))
+                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), r_d=r_d)
         if self.it.rows.size > rows:
             self._joined = self.rounds
             if self.it.rows.size >= (1.0 + STALL_RESTART_GROWTH) * rows:
@@ -493,26 +492,29 @@ def _residual_cost(it: _Iterate, r_d: np.ndarray) -> float:
     return float(np.abs(r_d).max(axis=1).sum()) - it.carried
 
 
-def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: bool = False) -> None:
+def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: bool = False,
+          r_d: np.ndarray | None = None) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative
     refinement once the dual equation's residual could take more than ``refine_above`` from the
     bound. With ``single`` the dense blocks are factorised in single precision
-    (:data:`SINGLE_PRECISION_GAP`)."""
+    (:data:`SINGLE_PRECISION_GAP`); ``r_d``, when given, is the dual residual at the iterate."""
     from mechdesign.solvers.metric_interior_kernels import (
         move_slacks,
         outside_limit,
         stepped_products,
     )
 
-    r_d = _dual_residual(lp, it)
+    r_d = _dual_residual(lp, it) if r_d is None else r_d
     newton = ChainNewton(lp, it, single) if lp.chain else DenseNewton(lp, it, single)
     r_p = 1.0 - lp.row_sums(it.K)
     total, count = it.complementarity()
     mu = total / count
+    # the predictor's targets are −K μ and −S Λ: its blocks' right-hand side (:func:`_blocks_rhs`)
+    # is u − C exactly, formed without a pass over the rows
     aff = _Direction(lp, it, newton, r_d, r_p, passes.complementarity_targets(0.0, it.K, it.mu),
-                     passes.complementarity_targets(0.0, it.S, it.lam, out=it.rows.empty()))
+                     passes.complementarity_targets(0.0, it.S, it.lam, out=it.rows.empty()), it.u[:, None] - lp.cost)
     mu_aff = (stepped_products(it.K, aff.dK, it.mu, aff.dmu, aff.a_p, aff.a_d)
               + stepped_products(it.S, aff.dS, it.lam, aff.dlam, aff.a_p, aff.a_d)) / count
     target = (mu_aff / mu) ** 3 * mu if mu > 0 else 0.0
