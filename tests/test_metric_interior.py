@@ -340,7 +340,9 @@ def test_a_loss_and_its_multiple_follow_the_same_path(scale, monkeypatch):
             run.advance()
     assert np.allclose(runs[0].it.K, runs[1].it.K, rtol=1e-6, atol=1e-12)
     assert np.allclose(scale * runs[0].it.u, runs[1].it.u, rtol=1e-6, atol=1e-12 * scale)
-    assert runs[1].gaps == pytest.approx(runs[0].gaps, rel=1e-5, abs=1e-8)  # 1e-8: round-off
+    # abs 1e-7: the last gaps (below 1e-7) are the bound's round-off, whose terms Gᵀ Λ are large
+    # against it, and differ in the last bits from one CPU's arithmetic to another's
+    assert runs[1].gaps == pytest.approx(runs[0].gaps, rel=1e-5, abs=1e-7)
     assert runs[1].value == pytest.approx(scale * runs[0].value, rel=1e-9)
 
 
@@ -785,6 +787,11 @@ def test_single_precision_ends_when_its_residual_could_take_a_tenth_of_the_gap(m
     assert run.residual <= 5e-7 * run.value  # (against 9e-4 where it froze)
     reference = pairs_lp(cost, notion.i, notion.j, np.exp(0.5 * notion.d))  # the pairs the method was given
     assert run.bound <= reference * (1 + 1e-9) and run.value == pytest.approx(reference, rel=5e-7)
+    # without the rule single precision goes on after its residual could take the whole gap:
+    # the gap then froze at 1.5e-3 on one CPU (the method declined, converged), and on another
+    # double precision took over only once single precision's gap stopped halving, four steps
+    # later (46 steps in all against 42)
     monkeypatch.setattr(metric_interior, "SINGLE_PRECISION_RESIDUAL", np.inf)
     frozen, declined = run_to_the_end()
-    assert declined is not None and "converged" in declined and frozen.gaps[-1] > 1e-3
+    assert frozen.single_steps > run.single_steps
+    assert (declined is not None and "converged" in declined and frozen.gaps[-1] > 1e-3) or frozen.rounds > run.rounds
