@@ -29,6 +29,13 @@ from mechdesign.solvers.ray_master import box_lagrangian_bound
 
 #: pairs kept per input for the transfer bound (its nearest partners)
 NEIGHBOURS = 256
+#: pair visits the transfer makes as a plain loop (about 0.15 µs each) before it takes its
+#: compiled kernel: a process's first call of a compiled kernel loads numba, about 0.3 to 0.5 s,
+#: which a small problem's rays never repay (a 6 × 6 grid through the command line: 1.23 s end
+#: to end with the kernel, about 0.55 s with the loop, the rays then done before an interior
+#: point's turn). Past this many visits (about 0.15 s) the kernel's load is worth it.
+PLAIN_VISITS = 1_000_000
+_visits = 0  # (the plain loop's so far, over the process: a race on it only moves the switch)
 
 
 class TransferBound:
@@ -48,8 +55,6 @@ class TransferBound:
     def bound(self, a: np.ndarray) -> float:
         """A proven lower bound on min a·v over the cone's vectors in [0, 1]^X (at least the box
         minimum, up to its round-off enclosure)."""
-        from mechdesign.solvers.cone_transfer_kernel import transfer
-
         a = np.ascontiguousarray(a, dtype=float)
         if not np.all(np.isfinite(a)):
             return _box_only(a)
@@ -62,6 +67,26 @@ class TransferBound:
         the box minimum over them, where the greedy transfer can lie far below it."""
         a = np.ascontiguousarray(a, dtype=float)
         return _box_only(a) if not np.all(np.isfinite(a)) else flow_bound(a, self.i, self.j, self.coef, limits)
+
+
+def transfer(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """λ per pair (:func:`~mechdesign.solvers.cone_transfer_kernel.transfer`): a plain loop over
+    the pairs for the process's first :data:`PLAIN_VISITS`, the compiled kernel after."""
+    global _visits
+    if _visits + i.size > PLAIN_VISITS:
+        from mechdesign.solvers.cone_transfer_kernel import transfer as compiled
+
+        return compiled(a, i, j, coef)
+    _visits += i.size
+    r, pairs = a.tolist(), zip(i.tolist(), j.tolist(), coef.tolist())
+    lam = [0.0] * i.size
+    for k, (x, p, c) in enumerate(pairs):
+        if r[x] < 0.0 and r[p] > 0.0:
+            carried = min(-r[x], r[p] / c)
+            lam[k] = carried
+            r[x] += carried
+            r[p] -= c * carried
+    return np.array(lam)
 
 
 def _box_only(a: np.ndarray) -> float:
