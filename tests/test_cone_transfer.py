@@ -120,12 +120,10 @@ def test_reduced_costs_without_a_negative_entry_have_a_bound_of_zero():
 
 
 @pytest.mark.parametrize("epsilon", [0.25, 4.0])
-def test_the_plain_loop_and_the_compiled_kernel_carry_the_same_transfers(epsilon, monkeypatch):
-    """The process's first transfers run as a plain loop (a small problem never loads the
-    compiled kernel); both take the same pairs in the same order with the same arithmetic."""
+def test_the_plain_loop_and_the_compiled_kernel_carry_the_same_transfers(epsilon):
+    """Before numba is loaded the transfers run as a plain loop (a small problem's rays never
+    load it); both take the same pairs in the same order with the same arithmetic."""
     from mechdesign.solvers.cone_transfer_kernel import transfer as compiled
-
-    monkeypatch.setattr(cone_transfer, "_visits", 0)  # (the plain loop's budget, whatever ran before)
 
     rng = np.random.default_rng(7)
     i, j, coef = _all_pairs(rng.uniform(0, 10, size=(60, 2)), epsilon)
@@ -133,19 +131,24 @@ def test_the_plain_loop_and_the_compiled_kernel_carry_the_same_transfers(epsilon
     i, j, coef = (np.ascontiguousarray(x[order]) for x in (i, j, coef))
     for _ in range(4):
         a = rng.normal(0.2, 1.0, size=60)
-        plain = cone_transfer.transfer(a, i, j, coef)
+        plain = cone_transfer.plain_transfer(a, i, j, coef)
         assert np.array_equal(plain, compiled(a, i, j, coef)) and np.count_nonzero(plain) > 0
 
 
-def test_the_compiled_kernel_takes_over_after_the_plain_loops_visits(monkeypatch):
+def test_the_compiled_kernel_takes_over_after_the_plain_loops_visits_or_once_numba_is_loaded(monkeypatch):
     from mechdesign.solvers import cone_transfer_kernel
 
     calls = []
     monkeypatch.setattr(cone_transfer_kernel, "transfer", lambda *args: calls.append(1) or np.zeros(args[1].size))
     monkeypatch.setattr(cone_transfer, "PLAIN_VISITS", 25)
     monkeypatch.setattr(cone_transfer, "_visits", 0)
+    loaded = [False]
+    monkeypatch.setattr(cone_transfer, "_numba_loaded", lambda: loaded[0])
     a, i, j, coef = np.array([-1.0, 2.0]), np.array([0, 1]), np.array([1, 0]), np.array([1.5, 1.5])
     for _ in range(12):  # 24 visits in the plain loop: it carries min(1, 2/1.5) from input 1 to 0
         assert cone_transfer.transfer(a, i, j, coef).tolist() == [1.0, 0.0]
     assert not calls and cone_transfer._visits == 24
     assert cone_transfer.transfer(a, i, j, coef).tolist() == [0.0, 0.0] and calls == [1]
+    monkeypatch.setattr(cone_transfer, "_visits", 0)  # numba loaded by another method: the kernel at once
+    loaded[0] = True
+    assert cone_transfer.transfer(a, i, j, coef).tolist() == [0.0, 0.0] and calls == [1, 1]

@@ -22,6 +22,8 @@ the cone's constraints gives a valid bound; far pairs carry little, their c bein
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from mechdesign.solvers.cone_flow import flow_bound
@@ -29,12 +31,13 @@ from mechdesign.solvers.ray_master import box_lagrangian_bound
 
 #: pairs kept per input for the transfer bound (its nearest partners)
 NEIGHBOURS = 256
-#: pair visits the transfer makes as a plain loop (about 0.15 µs each) before it takes its
-#: compiled kernel: a process's first call of a compiled kernel loads numba, about 0.3 to 0.5 s,
-#: which a small problem's rays never repay (a 6 × 6 grid through the command line: 1.23 s end
-#: to end with the kernel, about 0.55 s with the loop, the rays then done before an interior
-#: point's turn). Past this many visits (about 0.15 s) the kernel's load is worth it.
-PLAIN_VISITS = 1_000_000
+#: pair visits the transfer makes as a plain loop (about 0.15 µs each) while numba is not loaded
+#: in the process: the first call of a compiled kernel loads it, 0.3 to 0.5 s, which a small
+#: problem's rays never repay (a 6 × 6 grid through the command line: 1.23 s end to end with the
+#: kernel, about 0.6 s with the loop, the rays then done before an interior point's turn). Once
+#: numba is loaded (an interior point's kernels load it) the kernel costs next to nothing to
+#: load; past this many visits (about 0.03 s) loading it is worth it anyway.
+PLAIN_VISITS = 200_000
 _visits = 0  # (the plain loop's so far, over the process: a race on it only moves the switch)
 
 
@@ -70,14 +73,24 @@ class TransferBound:
 
 
 def transfer(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """λ per pair (:func:`~mechdesign.solvers.cone_transfer_kernel.transfer`): a plain loop over
-    the pairs for the process's first :data:`PLAIN_VISITS`, the compiled kernel after."""
+    """λ per pair (:func:`~mechdesign.solvers.cone_transfer_kernel.transfer`): the compiled
+    kernel once numba is loaded or the process's plain loops have made :data:`PLAIN_VISITS`,
+    before that a plain loop (:func:`plain_transfer`)."""
     global _visits
-    if _visits + i.size > PLAIN_VISITS:
+    if _numba_loaded() or _visits + i.size > PLAIN_VISITS:
         from mechdesign.solvers.cone_transfer_kernel import transfer as compiled
 
         return compiled(a, i, j, coef)
     _visits += i.size
+    return plain_transfer(a, i, j, coef)
+
+
+def _numba_loaded() -> bool:
+    return "numba" in sys.modules
+
+
+def plain_transfer(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """The compiled kernel's loop in Python: the same transfers, bit for bit."""
     r, pairs = a.tolist(), zip(i.tolist(), j.tolist(), coef.tolist())
     lam = [0.0] * i.size
     for k, (x, p, c) in enumerate(pairs):
