@@ -337,3 +337,13 @@ def test_planar_mechanisms_agree_with_qif_on_square_grids(side, step, eps):
                                np.asarray(geo.planar_laplace_grid(side, side, step, eps)), atol=1e-4)
     np.testing.assert_allclose(planar_geometric((side, side), eps, step).matrix,
                                np.asarray(geo.planar_geometric_grid(side, side, step, eps)), atol=1e-6)
+
+
+def test_one_bit_cluster_is_private_for_a_profile_of_subnormal_mass():
+    """Profiles 0 and 5e-324 (a falsifying example once found): the critical flip probability
+    5e-324/(e^ε − 1) rounds to 0 in floating point, which left the identity (an output one
+    profile gives and the other never does); rounded up it is the smallest positive double."""
+    profiles, edges = {"P0": 0.0, "P1": 5e-324}, [("P1", "P0")]
+    claim = ProfilePrivacy(2.0, edges, {n: np.array([1 - p, p]) for n, p in profiles.items()})
+    mechs = one_bit_cluster(profiles, edges, 2.0)
+    assert mechdesign.audit(mechs, claim).holds and mechs["P0"].matrix[0, 1] > 0

@@ -65,7 +65,10 @@ def one_bit_flip(p_i: float, p_j: float, epsilon: float) -> float:
     With flip probability α the output is 1 with probability q(α) = p + α(1 − 2p), linear in α;
     each of the four ratio constraints q_i <= e^ε q_j, ... is linear, c0 + c1 α <= 0, and holds
     at α = 1/2 (both outputs uniform). The feasible set in [0, 1/2] is therefore an interval
-    [α*, 1/2] with α* = max(0, max over constraints with c1 < 0 of c0 / (−c1)).
+    [α*, 1/2] with α* = max(0, max over constraints with c1 < 0 of c0 / (−c1)), each quotient of
+    a positive c0 rounded up by one unit in the last place: a quotient that rounds down (to 0
+    when c0 is subnormal: profiles 0 and 5e-324) would leave an output that one profile can
+    give and the other cannot.
     """
     e = math.exp(check_epsilon(epsilon))
     best = 0.0
@@ -76,8 +79,8 @@ def one_bit_flip(p_i: float, p_j: float, epsilon: float) -> float:
         for (a, b) in ((p_i, p_j), (p_j, p_i)):
             (u0, u1), (v0, v1) = out(a), out(b)
             c0, c1 = u0 - e * v0, u1 - e * v1
-            if c1 < 0:
-                best = max(best, c0 / -c1)
+            if c1 < 0 and c0 > 0:
+                best = max(best, math.nextafter(c0 / -c1, math.inf))
     return min(best, 0.5)
 
 
