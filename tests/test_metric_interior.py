@@ -790,7 +790,7 @@ def test_single_precision_ends_when_its_residual_could_take_a_tenth_of_the_gap(m
     # without the rule single precision goes on after its residual could take the whole gap:
     # the gap then froze at 1.5e-3 on one CPU (the method declined, converged), and on another
     # double precision took over only once single precision's gap stopped halving, four steps
-    # later (46 steps in all against 42)
+    # later (48 steps in all against 41)
     monkeypatch.setattr(metric_interior, "SINGLE_PRECISION_RESIDUAL", np.inf)
     frozen, declined = run_to_the_end()
     assert frozen.single_steps > run.single_steps
