@@ -17,6 +17,7 @@ from mechdesign.design.program_size import (
     BYTES_PER_ROW,
     ProgramTooLarge,
     built_rows,
+    check_rows,
     declared_rows,
 )
 from mechdesign.design.sweep import sweep
@@ -151,7 +152,9 @@ def test_a_conic_program_that_cannot_fit_is_refused_at_the_conic_rate(monkeypatc
     program = problem.compile().problem
     rows = built_rows(program.constraints, program.objective.args[0])
     monkeypatch.setattr(program_size, "machine_memory", lambda: rows * BYTES_PER_CONE_ROW - 1)
-    assert rows * BYTES_PER_ROW < rows * BYTES_PER_CONE_ROW - 1  # the LP rate would have let it through
+    check_rows(rows, rows * BYTES_PER_CONE_ROW - 1)  # the LP rate lets it through, the conic one not
+    with pytest.raises(ProgramTooLarge):
+        check_rows(rows, rows * BYTES_PER_CONE_ROW - 1, conic=True)
     result = problem.solve()
     assert result.status == "failed" and result.holds
     assert f"{rows:,} constraint rows" in result.message and f"{BYTES_PER_CONE_ROW:,} bytes a row" in result.message
