@@ -154,19 +154,21 @@ def chain_inverse_sum(b: np.ndarray, a: np.ndarray, total: np.ndarray, threads: 
     ``total`` in double (about seven digits an entry; the diagonal tiles are as without)."""
     from mechdesign.core.threads import over, solver_threads
 
-    start, rows, ratio = _chain_factors(b, a)
+    rows, ratio = _chain_factors(b, a)
     g = b.shape[0]
     tile = max(CHAIN_BAND, tile - tile % CHAIN_BAND)
     tiles = -(-g // tile)
     count = min(solver_threads() if threads is None else threads, tiles)
-    over(lambda first: _chain_diagonal_tiles(start, rows, ratio, total, tile, first, count),
+    over(lambda first: _chain_diagonal_tiles(b, rows, ratio, total, tile, first, count),
          [(t,) for t in range(count)])
     if tiles > 1:
-        through = _chain_tile_factors(start, rows, ratio, tile)  # (start, rows now the tiles' factors)
+        # the tiles' factors, written in the precision their products take (the same numbers
+        # as computed in double and rounded after)
+        kind = np.float32 if single else np.float64
+        start, rows, through = _chain_tile_factors(b, rows, ratio, tile, np.empty(b.shape, kind),
+                                                   np.empty(b.shape, kind), np.empty((tiles, b.shape[1]), kind))
         if single:
             from mechdesign.core.subnormals import flushed_subnormals
-
-            start, rows, through = (np.ascontiguousarray(x, dtype=np.float32) for x in (start, rows, through))
 
             def below(first: int) -> None:
                 with flushed_subnormals(True):  # (the modes are each thread's own)
@@ -179,11 +181,10 @@ def chain_inverse_sum(b: np.ndarray, a: np.ndarray, total: np.ndarray, threads: 
 
 @njit(cache=True)
 def _chain_factors(b: np.ndarray, a: np.ndarray):
-    """(s_j/d_j, s_i σ_i/d_i, ρ_i) as (g, m) arrays, outputs innermost (ρ is 0 on the last
-    row): a column's product at its diagonal, a row's factor and its ratio, from the solves'
-    coefficients (s/d is b, and ρ_i = −l_i/d_{i+1} is −a[i + 1])."""
+    """(s_i σ_i/d_i, ρ_i) as (g, m) arrays, outputs innermost (ρ is 0 on the last row): a row's
+    factor and its ratio, from the solves' coefficients (a column's product at its diagonal,
+    s_j/d_j, is b itself, and ρ_i = −l_i/d_{i+1} is −a[i + 1])."""
     g, m = b.shape
-    start = b.copy()
     rows = np.empty((g, m))
     ratio = np.zeros((g, m))
     sigma = np.ones(m)
@@ -195,7 +196,7 @@ def _chain_factors(b: np.ndarray, a: np.ndarray):
             ratio[i, y] = r
             sigma[y] = 1.0 + r * r * sigma[y]
             rows[i, y] = b[i, y] * sigma[y]
-    return start, rows, ratio
+    return rows, ratio
 
 
 @njit(cache=True, nogil=True)
@@ -231,26 +232,30 @@ def _chain_diagonal_tiles(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray
 
 
 @njit(cache=True)
-def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, tile: int) -> np.ndarray:
-    """Turns ``rows`` into the first factors (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) and ``start`` into
-    the last (s_j/d_j Π_{k=j}^{j₁−1} ρ_k) of :func:`chain_inverse_sum`, in place, and returns
-    each tile's product through it, Π_{k=i₀}^{i₁−1} ρ_k, as a (tiles, m) array."""
+def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, tile: int, first: np.ndarray,
+                        last: np.ndarray, through: np.ndarray):
+    """The first factors (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) of :func:`chain_inverse_sum` into
+    ``first``, the last (s_j/d_j Π_{k=j}^{j₁−1} ρ_k) into ``last`` and each tile's product
+    through it, Π_{k=i₀}^{i₁−1} ρ_k, into ``through`` (tiles, m), each computed in double and
+    rounded to the precision of the arrays it is written to; returns (last, first, through).
+    Each product runs down (or up) a tile's rows with one running product per output."""
     g, m = start.shape
-    tiles = -(-g // tile)
-    through = np.empty((tiles, m))
-    for t in range(tiles):
+    p = np.empty(m)
+    for t in range(-(-g // tile)):
         lo, hi = t * tile, min(g, (t + 1) * tile)
+        p[:] = 1.0
+        for i in range(lo, hi):
+            for y in range(m):
+                first[i, y] = rows[i, y] * p[y]
+                p[y] = _flushed(p[y] * ratio[i, y])
         for y in range(m):
-            p = 1.0
-            for i in range(lo, hi):
-                rows[i, y] *= p
-                p = _flushed(p * ratio[i, y])
-            through[t, y] = p
-            p = 1.0
-            for j in range(hi - 1, lo - 1, -1):
-                p = _flushed(p * ratio[j, y])
-                start[j, y] *= p
-    return through
+            through[t, y] = p[y]
+        p[:] = 1.0
+        for j in range(hi - 1, lo - 1, -1):
+            for y in range(m):
+                p[y] = _flushed(p[y] * ratio[j, y])
+                last[j, y] = start[j, y] * p[y]
+    return last, first, through
 
 
 @njit(cache=True, nogil=True)
