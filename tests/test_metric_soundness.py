@@ -22,7 +22,7 @@ from mechdesign.core.errors import ProblemError
 from mechdesign.core.metrics import Metric, _is_full_lattice
 from mechdesign.privacy.metric import TINY, MetricPrivacy
 from mechdesign.solvers.symmetry import find
-from tests.reference_lp import all_pairs_lp
+from tests.reference_lp import all_pairs_lp, pairs_lp
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
@@ -143,6 +143,71 @@ def test_repair_of_a_matrix_metric_that_breaks_the_triangle_inequality():
         fixed = notion.repair({"default": K})["default"]
         assert all_pairs_metric_level(fixed, D) <= 1.5 + 1e-9
         np.testing.assert_array_equal(fixed[0], fixed[3])
+
+
+def _matrix_problem(D, epsilon, cost_loss, prior):
+    data = {"name": "t", "inputs": {"labels": [f"v{k}" for k in range(len(D))]},
+            "metric": {"kind": "matrix", "matrix": np.asarray(D).tolist()},
+            "distributions": {"prior": list(prior)}, "privacy": [{"notion": "metric", "epsilon": epsilon}],
+            "objective": {"kind": "expected-loss", "loss": np.asarray(cost_loss).tolist(), "prior": "prior"}}
+    return mechdesign.problem_from_dict(data, "<test>")
+
+
+def test_a_matrix_that_breaks_the_triangle_inequality_reaches_the_optimum_at_large_epsilon():
+    # v0 and v1 coincide, so d(v0, v2) = 2.04 is undercut by v0 → v1 → v2 (0.58): with the
+    # matrix's own pairs the LP carried e^(12·2.04) and the rays' bound assumed a metric (a
+    # proven gap of 1.8e-3). The reference: the LP over the pairs (v0, v1) and (v1, v2) alone
+    # (both orders), which imply (v0, v2), well scaled
+    D = np.array([[0.0, 0.0, 2.0416683115667933], [0.0, 0.0, 0.58195530470069],
+                  [2.0416683115667933, 0.58195530470069, 0.0]])
+    loss, prior = 1.0 - np.eye(3), np.full(3, 1 / 3)
+    x, z = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])
+    reference = pairs_lp(prior[:, None] * loss, x, z, np.exp(12.0 * D[x, z]))
+    result = _matrix_problem(D, 12.0, loss, prior).solve()
+    _check_solved(result, D, 12.0, reference, rel=1e-7)
+
+
+def test_a_random_non_metric_matrix_at_large_epsilon_is_solved_to_its_tolerance():
+    # twelve values, ε·d up to 34 (a proven gap of 5.4e-2 with the matrix's own pairs). The LP
+    # over every ordered pair is too badly scaled for HiGHS here (it answers above a certified
+    # design); the one without the pairs of ratio above 1e6 is a relaxation, well scaled: a
+    # lower bound that the design's value must respect
+    rng = np.random.default_rng(12)
+    D = rng.uniform(0.2, 2.8, (12, 12))
+    D = np.triu(D, 1) + np.triu(D, 1).T
+    loss, prior = rng.uniform(0.0, 1.0, (12, 12)), rng.dirichlet(np.full(12, 0.3))
+    closure = Metric("matrix", matrix=D).privacy_distances(Domain.from_size(12))
+    assert np.any(closure < D - 1e-9)  # (the matrix is not a metric)
+    x, z = np.nonzero(~np.eye(12, dtype=bool) & (12.0 * D <= math.log(1e6)))
+    relaxed = pairs_lp(prior[:, None] * loss, x, z, np.exp(12.0 * D[x, z]))
+    result = _matrix_problem(D, 12.0, loss, prior).solve()
+    _check_solved(result, D, 12.0)
+    assert result.solver["gap"] <= 1e-6
+    assert result.objective >= relaxed - 1e-12
+
+
+def test_the_exponential_baseline_on_a_non_metric_matrix_is_private_for_the_matrix():
+    # its privacy argument is the triangle inequality: with the matrix's own distances the rows
+    # of the coincident v0 and v1 differ (an infinite level), with the closure's they agree
+    from mechdesign.design.exponential_baseline import exponential_mechanism
+
+    D = np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.5], [2.0, 0.5, 0.0]])
+    E = exponential_mechanism(MetricPrivacy(3.0, Metric("matrix", matrix=D), Domain.from_size(3)))
+    assert all_pairs_metric_level(E, D) <= 3.0 + 1e-9
+    np.testing.assert_allclose(E.sum(axis=1), 1.0)
+
+
+def test_the_closure_of_a_metric_is_the_metric_itself_and_a_path_undercuts_only_by_more_than_round_off():
+    from mechdesign.core.metrics import shortest_path_closure
+
+    pts = np.random.default_rng(3).normal(size=(30, 2))
+    D = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1))
+    np.testing.assert_array_equal(shortest_path_closure(D), D)  # bit for bit
+    D[0, 1] = D[1, 0] = D[0, 2] + D[2, 1] + 1.0  # a pair longer than a path through v2
+    closed = shortest_path_closure(D)
+    shortest = min(D[0, k] + D[k, 1] for k in range(2, 30))
+    assert closed[0, 1] == closed[1, 0] == pytest.approx(shortest, rel=1e-15)
+    assert np.count_nonzero(closed != D) == 2
 
 
 # --- coincident and nearly coincident inputs --------------------------------------------------

@@ -46,6 +46,8 @@ class Metric:
     #: an id() key could be reused by a new domain once the old one is collected)
     _cache: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
     _pairs: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+    #: a matrix's shortest-path closure (:meth:`privacy_distances`), once computed
+    _closure: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.kind, str):
@@ -185,6 +187,20 @@ class Metric:
         return d
 
     # metric privacy reduction ----------------------------------------------------------------
+    def privacy_distances(self, domain: Domain) -> np.ndarray:
+        """The distances that ε·d-privacy's constraints imply over ``domain``: d itself, except
+        for a ``matrix``, which need not satisfy the triangle inequality. Its constraints chain
+        (K[x, y] <= e^{εd(x, z)} K[z, y] <= e^{ε(d(x, z) + d(z, x'))} K[x', y]), so they are those
+        of its shortest-path closure, a metric; the solvers reduce and price with it (with the
+        matrix, a pair whose distance a path undercuts is loose, an LP badly scaled at large ε,
+        and the reductions that assume a metric lose their exactness)."""
+        d = self.distances(domain)
+        if self.kind != "matrix":
+            return d
+        if self._closure is None:
+            self._closure = shortest_path_closure(d)
+        return self._closure
+
     def privacy_pairs(self, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pairs (i, j, d_ij), i != j, whose ratio constraints imply all others (exact).
 
@@ -199,7 +215,7 @@ class Metric:
         """
         if domain in self._pairs:
             return self._pairs[domain]
-        d = self.distances(domain)
+        d = self.privacy_distances(domain)
         if self.kind == "graph":
             g = self.graph(domain)
             idx = {label: k for k, label in enumerate(domain.labels)}
@@ -273,6 +289,17 @@ def _lattice_pairs_without_intermediate(points: np.ndarray) -> tuple[np.ndarray,
     dy = np.abs(ij[i, 1] - ij[j, 1])
     keep = np.gcd(dx, dy) == 1
     return i[keep], j[keep]
+
+
+def shortest_path_closure(d: np.ndarray) -> np.ndarray:
+    """The shortest-path closure of a symmetric non-negative matrix d (Floyd–Warshall, a zero
+    distance an edge like any other), taken only where a path undercuts d by more than
+    round-off (10⁻¹² of the largest distance): elsewhere d itself, so that a metric comes back
+    unchanged, bit for bit."""
+    closed = np.array(d, dtype=float)
+    for z in range(closed.shape[0]):
+        np.minimum(closed, closed[:, z:z + 1] + closed[z:z + 1, :], out=closed)
+    return np.where(closed < d - 1e-12 * float(d.max(initial=0.0)), closed, d)
 
 
 def _pairs_without_intermediate(d: np.ndarray, rtol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:

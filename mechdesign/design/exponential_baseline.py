@@ -38,8 +38,9 @@ def metric_notion(privacy):
 
 
 def exponential_mechanism(notion) -> np.ndarray:
-    """E over the notion's inputs (:func:`exponential_weights` of its metric's distances)."""
-    return exponential_weights(notion.metric.distances(notion.domain), notion.epsilon)
+    """E over the notion's inputs (:func:`exponential_weights` of the distances its constraints imply:
+    a matrix's shortest-path closure, whose triangle inequality the privacy argument needs)."""
+    return exponential_weights(notion.metric.privacy_distances(notion.domain), notion.epsilon)
 
 
 def remapped_exponential(privacy, keys: list[str], n: int, m: int, objective) -> dict | None:

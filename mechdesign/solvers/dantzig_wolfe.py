@@ -558,7 +558,7 @@ def metric_by_rays(problem, limits=None):
     notion, points = problem.privacy[0], problem.privacy[0].domain.points
     small = len(problem.inputs) < GENERAL_MIN_INPUTS
     start = time.perf_counter()
-    distances = notion.metric.distances(notion.domain)
+    distances = notion.metric.privacy_distances(notion.domain)
     tolerance = problem.gap_tolerance
     # the runs aim at 90 % of the tolerance, exact ones (a tolerance of 1e-4 or less) at 1e-6
     # at most (the certificate re-measures the value on the returned design; a tenth of the

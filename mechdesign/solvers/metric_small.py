@@ -99,7 +99,7 @@ def metric_by_all_pairs(problem, limits=None):
     """Every context's LP with every pair row."""
     notion = problem.privacy[0]
     start = time.perf_counter()
-    distances = notion.metric.distances(notion.domain)
+    distances = notion.metric.privacy_distances(notion.domain)
     pairs = (notion.i, notion.j, notion.d)
     return solve_contexts(problem, lambda key, cost: solve_all_pairs(cost, pairs, notion.epsilon,
                                                                      notion.domain.points, distances, limits),
