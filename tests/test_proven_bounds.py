@@ -631,3 +631,44 @@ def test_the_conic_bound_takes_the_objective_constant_from_the_program():
     _, outcome = run_solver(problem.compile(scaled=True), "auto", False, Limits(None))
     assert isinstance(outcome.proof, ConicSnapshot)
     assert outcome.proof.offset == 0.0
+
+
+def _worst_case_on_a_line(points: np.ndarray, loss: np.ndarray, epsilon: float) -> float:
+    """min t over row-stochastic K with Σ_y L[x, y] K[x, y] <= t for every x and the ε·|x − x'|
+    constraints of neighbours in sorted order (which imply every other pair on a line), written
+    out for scipy's HiGHS."""
+    n, m = loss.shape
+    order = np.argsort(points, kind="stable")
+    a, b = np.concatenate([order[:-1], order[1:]]), np.concatenate([order[1:], order[:-1]])
+    ratio = np.exp(epsilon * np.abs(points[a] - points[b]))
+    y = np.arange(m)
+    pairs, outputs = np.repeat(np.arange(a.size), m), np.tile(y, a.size)
+    rows = np.concatenate([pairs * m + outputs] * 2)
+    cols = np.concatenate([np.repeat(a, m) * m + outputs, np.repeat(b, m) * m + outputs])
+    vals = np.concatenate([np.ones(pairs.size), -np.repeat(ratio, m)])
+    privacy = sp.csr_matrix((vals, (rows, cols)), shape=(a.size * m, n * m + 1))
+    epigraph = sp.hstack([sp.block_diag([loss[x][None, :] for x in range(n)]), -np.ones((n, 1))])
+    A_ub = sp.vstack([privacy, epigraph]).tocsr()
+    A_eq = sp.hstack([sp.kron(sp.eye(n), np.ones((1, m))), sp.csr_matrix((n, 1))]).tocsr()
+    cost = np.zeros(n * m + 1)
+    cost[-1] = 1.0
+    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
+                  bounds=[(0, None)] * (n * m) + [(None, None)], method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_worst_case_loss_of_order_1e_6_is_solved_at_the_scale_of_order_one(seed):
+    # the program divides the objective by the loss's magnitude; the rows bounding the maximum
+    # must be divided too, or their coefficients of 1e-10 to 1e-6 sit below HiGHS's feasibility
+    # tolerance and it stops 5e-5 to 1.4e-4 above the optimum (80 points, several coincident)
+    rng = np.random.default_rng(seed)
+    points = np.sort(rng.integers(0, 41, 80)).astype(float)
+    loss = rng.uniform(0, 1, (80, 80)) * 1e-6
+    result = Problem(points[:, None], WorstCaseLoss(loss), privacy=MetricPrivacy(0.25), metric="absolute").solve()
+    assert result.status == "optimal", result.message
+    reference = _worst_case_on_a_line(points, loss * 1e6, 0.25) * 1e-6  # (solved at order one)
+    assert result.objective == pytest.approx(reference, rel=1e-7)
+    assert result.solver["bound"] <= reference * (1 + 1e-9)
