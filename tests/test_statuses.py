@@ -392,3 +392,35 @@ def test_an_optimum_of_zero_is_proven_without_dividing_by_it(notion):
     result = problem.solve()
     assert result.status == "optimal" and result.holds
     assert abs(result.objective) <= 1e-12
+
+
+def test_a_first_run_that_raises_is_solved_again_with_other_settings(monkeypatch):
+    # HiGHS raised on a badly scaled LP (links of e^10 up to ε·d = 100) where other settings
+    # solve it: the run ended with the data-independent design before
+    expected = small_ldp(n=5).solve()
+    real, calls = convex_route._highs, []
+
+    def fake(program, verbose, retry=False):
+        calls.append(retry)
+        if len(calls) == 1:
+            raise cp.SolverError("Solver 'HIGHS' failed.")
+        real(program, verbose, retry)
+    monkeypatch.setattr(convex_route, "_highs", fake)
+    result = small_ldp(n=5).solve()
+    assert calls == [False, convex_route.HIGHS_RETRIES[0]]
+    assert result.status == "optimal" and result.holds
+    assert "raised an error" in result.solver["retried"]
+    assert result.objective == pytest.approx(expected.objective, rel=1e-9)
+
+
+def test_a_run_that_keeps_raising_ends_with_the_data_independent_design_after_every_setting(monkeypatch):
+    calls = []
+
+    def fake(program, verbose, retry=False):
+        calls.append(retry)
+        raise cp.SolverError("Solver 'HIGHS' failed.")
+    monkeypatch.setattr(convex_route, "_highs", fake)
+    result = small_ldp(n=5).solve()
+    assert calls == [False, *convex_route.HIGHS_RETRIES]
+    assert result.status == "failed" and result.holds
+    assert "data-independent" in result.message
