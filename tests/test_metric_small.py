@@ -167,3 +167,21 @@ def test_a_decline_falls_through_to_the_general_route_and_is_said(monkeypatch):
     assert record["solver"] == ROUTE and record["applies"] is True and record["outcome"].startswith("declined")
     assert result.solver["name"] == "HIGHS" and result.status == "optimal"
     assert result.objective == pytest.approx(all_pairs_lp(problem.objective.cost("default"), D, 1.0), rel=1e-7)
+
+
+def test_a_bound_short_of_the_tolerance_falls_through_to_the_general_route(monkeypatch):
+    # the LP's duals proved 1.02e-6 on 12 points in the plane at ε = 4 (tolerance 1e-6), where
+    # the general route's strategies prove 9.9e-7: a result that would fail is declined instead
+    real = metric_small.solve_all_pairs
+
+    def short(*args, **kwargs):
+        found = real(*args, **kwargs)
+        found.bound = found.objective * (1 - 3e-6)
+        return found
+    monkeypatch.setattr(metric_small, "solve_all_pairs", short)
+    problem, D = _grid_problem(3, 1.0)
+    result = problem.solve()
+    record = result.solver["special_solvers"][-1]
+    assert record["solver"] == ROUTE and record["outcome"].startswith("declined") and "gap" in record["outcome"]
+    assert result.solver["name"] == "HIGHS" and result.status == "optimal"
+    assert result.objective == pytest.approx(all_pairs_lp(problem.objective.cost("default"), D, 1.0), rel=1e-7)
