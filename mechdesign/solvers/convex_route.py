@@ -301,10 +301,10 @@ def _solved_again(program: Program, name: str, verbose: bool, record: dict, mess
                   limits: Limits | None = None) -> bool:
     """After HiGHS stopped at its iteration limit or raised (``why``): the LP solved again with
     other settings (:data:`HIGHS_RETRIES`, in turn, each within the time left of ``limits``),
-    True once one found an optimum. A conic solver is not retried. (30 haversine locations at ε = 0.005 per km with a worst-case loss,
-    links of e^10 up to ε·d = 100: HiGHS's default run raised, and so did the primal simplex
-    without presolve; the interior point solved it, where the run had ended with the
-    data-independent design, 4.3 times the optimum.)"""
+    True once one found an optimum. A conic solver is not retried. (30 haversine locations at
+    ε = 0.005 per km with a worst-case loss, links of e^10 up to ε·d = 100: HiGHS's default run
+    raised, and so did the primal simplex without presolve; the interior point solved it, where
+    the run had ended with the data-independent design, 4.3 times the optimum.)"""
     if name != "HIGHS":
         messages.append(f"{name}: stopped at its iteration limit")
         return False
