@@ -65,7 +65,7 @@ class SublinearUtility(Objective):
         """μ(1 + (e^ε − 1)·1_T) for each column of ``sums`` (d, N), the feature sums over T."""
         raise NotImplementedError
 
-    def expression(self, K: Mapping[str, Any]) -> cp.Expression:
+    def expression(self, K: Mapping[str, Any], scale: float = 1.0) -> cp.Expression:
         raise ProblemError(f"the {self.kind} objective {NOT_CONVEX}", key="objective.kind")
 
     def single(self, setting: Setting) -> None:

@@ -44,14 +44,13 @@ class Objective:
         data checked against the problem (default: itself, unchanged)."""
         return self
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        """The cvxpy expression of the objective over the matrix variables ``K`` (key -> variable)."""
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
+        """The cvxpy expression of the objective over the matrix variables ``K`` (key -> variable),
+        in units of ``scale`` (:meth:`magnitude`, or a value found): every coefficient divided by
+        it, inside any maximum, so that the rows bounding the maximum (its epigraph) are scaled
+        too. (Divided outside, a worst-case loss of order 1e-6 kept rows of coefficients 1e-10 to
+        1e-6 under HiGHS's 1e-9 feasibility tolerance, which stopped 2.4e-4 above the optimum.)"""
         raise NotImplementedError
-
-    def scaled_expression(self, K: Mapping[str, cp.Variable], scale: float) -> cp.Expression:
-        """The expression divided by ``scale`` (:meth:`magnitude`), as the compiled program
-        minimises it."""
-        return self.expression(K) / scale
 
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         """The objective of the matrices ``mechs`` (key -> matrix)."""
@@ -288,8 +287,9 @@ class ExpectedLoss(Objective):
             return np.zeros_like(self.loss)
         return self._coefficients(key)
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        return sum(cp.sum(cp.multiply(self._coefficients(k), K[k])) for k in self._weighted_keys())
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
+        # (linear: no maximum, so the scale divides the sum, the program's costs alone)
+        return sum(cp.sum(cp.multiply(self._coefficients(k), K[k])) for k in self._weighted_keys()) / scale
 
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         return float(sum((self._coefficients(k) * mechs[k]).sum() for k in self._weighted_keys()))
@@ -398,14 +398,7 @@ class WorstCaseLoss(Objective):
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
         _check_keys(self.keys, keys, "objective.keys")
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        return self.scaled_expression(K, 1.0)
-
-    def scaled_expression(self, K: Mapping[str, cp.Variable], scale: float) -> cp.Expression:
-        """max over keys and rows of (L/scale)·K: the scale inside the rows that bound the
-        maximum (its epigraph), not only on it, so that a loss of 1e-6 meets the solvers'
-        absolute feasibility tolerances at order one (outside, those rows kept coefficients of
-        1e-10 to 1e-6 and HiGHS stopped 2.4e-4 above the optimum)."""
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
         loss = self.loss / scale
         return cp.max(cp.hstack([cp.max(cp.sum(cp.multiply(loss, K[k]), axis=1)) for k in self.keys]))
 
@@ -454,8 +447,8 @@ class MaxOffDiagonal(Objective):
         _check_shape(self.mask, (n_inputs, n_outputs), "objective.mask", "|X| x |Y|")
         _check_keys(self.keys, keys, "objective.keys")
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        return cp.max(cp.hstack([cp.max(K[k][self._rows, self._cols]) for k in self.keys]))
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
+        return cp.max(cp.hstack([cp.max(K[k][self._rows, self._cols] / scale) for k in self.keys]))
 
     def value(self, mechs: Mapping[str, np.ndarray]) -> float:
         return float(max(mechs[k][self.mask].max() for k in self.keys))
@@ -499,8 +492,9 @@ class ProfileMarginalError(Objective):
             _check_shape(lam, (n_inputs,), f"objective.distributions[{k}]", "one per input")
         _check_keys(self.distributions, keys, "objective.distributions")
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        return cp.max(cp.hstack([cp.max(cp.abs(lam - lam @ K[k])) for k, lam in self.distributions.items()]))
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
+        return cp.max(cp.hstack([cp.max(cp.abs(lam / scale - (lam / scale) @ K[k]))
+                                 for k, lam in self.distributions.items()]))
 
     def costs(self, mechs: Mapping[str, np.ndarray]) -> np.ndarray:
         """Per output j: max_s |λ_s − λ_s K_s|_j (the four costs of Geumlek and Chaudhuri’s (2019) Figure 2)."""

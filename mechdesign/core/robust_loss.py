@@ -111,8 +111,8 @@ class RobustExpectedLoss(Objective):
         """ℓ_x = Σ_y K[x, y] L[x, y], the expected loss of each input."""
         return (self._bound_parts()[0] * np.asarray(mechs[DEFAULT], dtype=float)).sum(axis=1)
 
-    def expression(self, K: Mapping[str, cp.Variable]) -> cp.Expression:
-        loss, _ = self._bound_parts()
+    def expression(self, K: Mapping[str, cp.Variable], scale: float = 1.0) -> cp.Expression:
+        loss = self._bound_parts()[0] / scale
         losses = cp.sum(cp.multiply(loss, K[DEFAULT]), axis=1)
         return self.priors.support(losses, (float(loss.min()), float(loss.max())))
 

@@ -241,7 +241,7 @@ class Problem:
         for i, notion in enumerate(self.privacy):
             constraints += notion.constraints({k: K[k] for k in self._notion_keys(notion, i)}, coefficients)
         scale = (self.objective.magnitude() if scaled else 1.0) if scale is None else scale
-        objective = self.objective.scaled_expression(K, scale)
+        objective = self.objective.expression(K, scale)
         check_rows(built_rows(constraints, objective), conic=not self.linear)
         program = cp.Problem(cp.Minimize(objective), constraints)
         return Program(program, K, self.linear, time.perf_counter() - start, scale=scale,
