@@ -291,14 +291,21 @@ def _lattice_pairs_without_intermediate(points: np.ndarray) -> tuple[np.ndarray,
     return i[keep], j[keep]
 
 
-def shortest_path_closure(d: np.ndarray) -> np.ndarray:
-    """The shortest-path closure of a symmetric non-negative matrix d (Floyd–Warshall, a zero
-    distance an edge like any other), taken only where a path undercuts d by more than
-    round-off (10⁻¹² of the largest distance): elsewhere d itself, so that a metric comes back
-    unchanged, bit for bit."""
-    closed = np.array(d, dtype=float)
+def floyd_warshall(lengths: np.ndarray) -> np.ndarray:
+    """The shortest path between every two values over a square matrix of non-negative edge
+    lengths, every entry an edge (a zero one too), as a new array (Floyd–Warshall: one
+    vectorised pass over the matrix per intermediate value)."""
+    closed = np.array(lengths, dtype=float)
     for z in range(closed.shape[0]):
         np.minimum(closed, closed[:, z:z + 1] + closed[z:z + 1, :], out=closed)
+    return closed
+
+
+def shortest_path_closure(d: np.ndarray) -> np.ndarray:
+    """The shortest-path closure of a symmetric non-negative matrix d (:func:`floyd_warshall`),
+    taken only where a path undercuts d by more than round-off (10⁻¹² of the largest distance):
+    elsewhere d itself, so that a metric comes back unchanged, bit for bit."""
+    closed = floyd_warshall(d)
     return np.where(closed < d - 1e-12 * float(d.max(initial=0.0)), closed, d)
 
 

@@ -31,7 +31,7 @@ from mechdesign.core.audit_record import AUDIT_TOL, Audit
 from mechdesign.core.domain import Domain
 from mechdesign.core.errors import ProblemError
 from mechdesign.core.lazy_import import cvxpy as cp
-from mechdesign.core.metrics import Metric, on_a_line
+from mechdesign.core.metrics import Metric, floyd_warshall, on_a_line
 from mechdesign.core.setting import Setting
 from mechdesign.privacy.base import Notion, check_epsilon
 from mechdesign.privacy.ldp import links
@@ -245,8 +245,7 @@ class MetricPrivacy(Notion):
             pen = self.epsilon * self.distances()
             pen = np.where(pen <= TIE_EXPONENT, 0.0, np.minimum(pen, HUGE_RATIO))
             if self.metric.kind == "matrix":  # the triangle inequality is not checked: close it
-                for z in range(pen.shape[0]):  # Floyd–Warshall (a zero distance is an edge)
-                    np.minimum(pen, pen[:, z:z + 1] + pen[z:z + 1, :], out=pen)
+                pen = floyd_warshall(pen)
             logk = _kernel_log(k)
             if logk.size * logk.shape[0] <= NUMPY_PAIRS_ENTRIES or not _compiled_kernels_allowed():
                 out = _max_plus_numpy(pen, logk)
