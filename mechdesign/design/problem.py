@@ -476,7 +476,7 @@ class Problem:
         claimed, least = outcome.bound, self.least_value()
         if outcome.proof is not None:
             proven = float(np.fmax(outcome.proven_bound(value), least))  # (fmax: a NaN proof gives least)
-            gap = self._gap(value, proven)
+            gap = self.gap_of(value, proven)
             if outcome.proof.required or gap <= self.gap_tolerance:
                 finite = bool(np.isfinite(proven))
                 if finite and claimed is not None:
@@ -489,25 +489,25 @@ class Problem:
             record["proven_bound"] = float(proven) if np.isfinite(proven) else None
         if claimed is not None:
             record["objective"] = claimed
-        if outcome.bound_proven and claimed is not None or self._gap(value, least) <= self.gap_tolerance:
+        if outcome.bound_proven and claimed is not None or self.gap_of(value, least) <= self.gap_tolerance:
             # a proven bound, or the least value alone closes the gap (a solver's unproven
             # bound is then not needed)
             bound = max(claimed, least) if outcome.bound_proven and claimed is not None else least
-            record.update(bound=float(bound), gap=self._gap(value, bound), bound_proven=True)
+            record.update(bound=float(bound), gap=self.gap_of(value, bound), bound_proven=True)
         elif claimed is not None:
             record["bound"] = claimed
-            record["gap"] = self._gap(value, claimed)
+            record["gap"] = self.gap_of(value, claimed)
             record["bound_proven"] = outcome.bound_proven
             if not outcome.bound_proven:
                 record.setdefault("bound_kind", "the solver's reported bound (not proven)")
-                if self._gap(claimed, value) > self.gap_tolerance:
+                if self.gap_of(claimed, value) > self.gap_tolerance:
                     # above the certified value by more than the tolerance: the solver's number
                     # is not a lower bound at all, and a gap of 0 measured on it proves nothing
                     record["gap"] = float("nan")
                     record["bound_kind"] = "the solver's reported bound, above the certified value (not a bound)"
         return False
 
-    def _gap(self, value: float, bound: float) -> float:
+    def gap_of(self, value: float, bound: float) -> float:
         """:func:`relative_gap` of a value from a bound on the optimum: value − bound for a
         minimised objective (the bound is a lower bound), bound − value for a maximised one
         (an upper bound), relative to |value|."""

@@ -574,8 +574,7 @@ def metric_by_rays(problem, limits=None):
     outcome = outcome.recording(path=path)
     if any(p.startswith("lazy pairs") for p in path):
         outcome = outcome.recording(name=f"{NAME}, then lazy pair constraints")
-    if small and relative_gap(
-            problem.objective.value(raw), outcome.bound, problem.objective_scale()) > tolerance:
+    if small and problem.gap_of(problem.objective.value(raw), outcome.bound) > tolerance:
         raise SolverDeclined("a small problem whose gap the rays did not close (the plain LP finishes it)")
     return raw, outcome
 

@@ -25,7 +25,6 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.core.limits import relative_gap
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
 from mechdesign.solvers.highs_model import SolverDeclined, give_time
 from mechdesign.solvers.lazy_pairs import Method, PairRowsModel, run_method
@@ -109,7 +108,7 @@ def metric_by_all_pairs(problem, limits=None):
                                                                              notion.domain.points, distances,
                                                                              limits),
                                   NAME, time.perf_counter() - start, limits=limits)
-    gap = relative_gap(problem.objective.value(raw), outcome.bound, problem.objective_scale())
+    gap = problem.gap_of(problem.objective.value(raw), outcome.bound)
     if gap > problem.gap_tolerance and not (limits is not None and limits.expired()):
         raise SolverDeclined(f"the LP with every pair row proved a gap of {gap:.3g} only")
     return raw, outcome
