@@ -165,17 +165,17 @@ def chain_inverse_sum(b: np.ndarray, a: np.ndarray, total: np.ndarray, threads: 
         # the tiles' factors, written in the precision their products take (the same numbers
         # as computed in double and rounded after)
         kind = np.float32 if single else np.float64
-        start, rows, through = _chain_tile_factors(b, rows, ratio, tile, np.empty(b.shape, kind),
-                                                   np.empty(b.shape, kind), np.empty((tiles, b.shape[1]), kind))
+        first, last, through = np.empty(b.shape, kind), np.empty(b.shape, kind), np.empty((tiles, b.shape[1]), kind)
+        _chain_tile_factors(b, rows, ratio, tile, first, last, through)
         if single:
             from mechdesign.core.subnormals import flushed_subnormals
 
-            def below(first: int) -> None:
+            def below(column: int) -> None:
                 with flushed_subnormals(True):  # (the modes are each thread's own)
-                    _chain_tiles_below(start, rows, through, total, tile, first, count)
+                    _chain_tiles_below(last, first, through, total, tile, column, count)
         else:
-            def below(first: int) -> None:
-                _chain_tiles_below(start, rows, through, total, tile, first, count)
+            def below(column: int) -> None:
+                _chain_tiles_below(last, first, through, total, tile, column, count)
         over(below, [(t,) for t in range(count)])
 
 
@@ -233,12 +233,12 @@ def _chain_diagonal_tiles(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray
 
 @njit(cache=True)
 def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, tile: int, first: np.ndarray,
-                        last: np.ndarray, through: np.ndarray):
+                        last: np.ndarray, through: np.ndarray) -> None:
     """The first factors (s_i σ_i/d_i Π_{k=i₀}^{i−1} ρ_k) of :func:`chain_inverse_sum` into
     ``first``, the last (s_j/d_j Π_{k=j}^{j₁−1} ρ_k) into ``last`` and each tile's product
     through it, Π_{k=i₀}^{i₁−1} ρ_k, into ``through`` (tiles, m), each computed in double and
-    rounded to the precision of the arrays it is written to; returns (last, first, through).
-    Each product runs down (or up) a tile's rows with one running product per output."""
+    rounded to the precision of the arrays it is written to. Each product runs down (or up) a
+    tile's rows with one running product per output."""
     g, m = start.shape
     p = np.empty(m)
     for t in range(-(-g // tile)):
@@ -255,7 +255,6 @@ def _chain_tile_factors(start: np.ndarray, rows: np.ndarray, ratio: np.ndarray, 
             for y in range(m):
                 p[y] = _flushed(p[y] * ratio[j, y])
                 last[j, y] = start[j, y] * p[y]
-    return last, first, through
 
 
 @njit(cache=True, nogil=True)
