@@ -13,10 +13,9 @@ import numpy as np
 
 from mechdesign.core.limits import TIME_LIMIT, Limits
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.max_of_costs import UNIT_ROUNDOFF, costs_of, least_value, scaling_error
 from mechdesign.solvers.outcome import SolverOutcome
 
-#: the unit round-off u of IEEE-754 double precision (round to nearest)
-UNIT_ROUNDOFF = np.finfo(float).eps / 2
 #: the smallest relative gap an exact context solve aims at
 EXACT_AIM = 1e-9
 #: the share of the problem's tolerance that :func:`aimed_gap` aims at and :func:`accepted_gap` allows
@@ -73,15 +72,17 @@ def run_to_proof(run, name: str, limits: Limits | None) -> ContextSolution:
 def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSolution], name: str,
                    build_seconds: float = 0.0, limits: Limits | None = None):
     """Run ``solve_one(key, cost)`` for every mechanism key of a problem whose objective is a sum
-    of linear costs over contexts (``objective.cost(key)``) and whose notion constrains each
-    context alone; assemble (raw, :class:`SolverOutcome`) for :meth:`Problem.finish`. A ``solve_one`` that cannot
-    prove an optimum raises :class:`~mechdesign.solvers.highs_model.SolverDeclined`.
+    of linear costs over contexts (``objective.cost(key)``), or the largest of a few linear costs
+    of one mechanism (a :class:`~mechdesign.solvers.max_of_costs.MaxOfCosts`), and whose notion
+    constrains each context alone; assemble (raw, :class:`SolverOutcome`) for
+    :meth:`Problem.finish`. A ``solve_one`` that cannot prove an optimum raises
+    :class:`~mechdesign.solvers.highs_model.SolverDeclined`.
 
     The costs are divided by the power of two nearest the objective's magnitude (max |C|,
     :meth:`Objective.magnitude`), exactly, before ``solve_one`` sees them — the same
     minimisers, solved at the solvers' natural scale — and the summed bounds are scaled back,
     rounded down (:func:`proven_total`); never below the
-    optimum without privacy, Σ_x min_y C[x, y] (so 0 for non-negative losses). Every
+    optimum without privacy (Σ_x min_y C[x, y] for a sum, so 0 for non-negative losses). Every
     ``solve_one`` in this package returns a bound its duals prove, so the outcome's bound is
     proven. When any context stopped at the time limit
     (``ContextSolution.stopped``), the status is "time-limit"."""
@@ -91,8 +92,8 @@ def solve_contexts(problem, solve_one: Callable[[str, np.ndarray], ContextSoluti
         limits.scale = scale
     raw, bounds, floors, rounds, columns, stopped = {}, [], [], 0, 0, False
     for key in problem.keys:
-        original = problem.objective.cost(key)
-        floors.append(math.fsum(original.min(axis=1)) if original.size else 0.0)
+        original = costs_of(problem.objective, key)
+        floors.append(least_value(original))
         cost = original / scale
         found = solve_one(key, cost)
         bounds_here = [found.bound, -scaling_error(cost, original, scale)]
@@ -166,22 +167,6 @@ def power_of_two(x: float) -> float:
         return 1.0
     mantissa, exponent = math.frexp(x)  # x = mantissa·2^exponent, 0.5 <= mantissa < 1
     return math.ldexp(1.0, exponent if mantissa >= math.sqrt(0.5) else exponent - 1)
-
-
-def scaling_error(scaled: np.ndarray, original: np.ndarray, scale: float) -> float:
-    """A bound on how far the optimum over row-stochastic K of Σ C K / s lies from that of
-    Σ fl(C/s) K, for the rounded costs ``scaled`` = fl(C/s) a solver saw (``original`` = C,
-    ``scale`` = s): 0 when every entry multiplied back gives C exactly (s a power of two and no
-    entry out of range: the division was exact). Otherwise each entry is off by at most
-    u|C/s| <= u/(1 − u)·|fl(C/s)|, and K >= 0 with rows summing to 1 weighs each row's errors
-    by a convex combination, so the optimum moves by at most Σ_x max_y of them; 2u covers
-    u/(1 − u) and the round-off of the sum; an entry in the subnormal range is off by at most
-    the smallest subnormal instead, one per row. (Against an optimum a million times below the
-    largest cost, the allowance alone held proven gaps above 1e-6: 36 grid points at ε = 28.)"""
-    if scaled.size == 0 or np.array_equal(scaled * scale, original):
-        return 0.0
-    subnormal = float(np.finfo(float).smallest_subnormal)
-    return 2 * UNIT_ROUNDOFF * math.fsum(np.abs(scaled).max(axis=1)) + scaled.shape[0] * subnormal
 
 
 def proven_total(terms: list[float], scale: float) -> float:

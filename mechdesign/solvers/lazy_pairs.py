@@ -32,6 +32,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from mechdesign.core.sizes import machine_memory
 from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import PRICING_MAX_EXPONENT
@@ -44,10 +45,12 @@ from mechdesign.solvers.highs_model import (
     run_to_optimum,
 )
 from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
+from mechdesign.solvers.max_of_costs import MaxOfCosts, max_of_costs, value_of
 from mechdesign.solvers.predicates import (
     GENERAL_MIN_INPUTS,
     LAZY_MAX_ENTRIES,
     metric_off_the_line,
+    one_notion_of,
 )
 from mechdesign.solvers.ray_master import CHAIN_MAX_EXPONENT
 from mechdesign.solvers.registry import SpecialSolver
@@ -76,16 +79,20 @@ def _nearest_pairs(i: np.ndarray, j: np.ndarray, d: np.ndarray, n: int, k: int) 
 NAME = "HiGHS (lazy pair constraints)"
 
 
-def constant_design(cost: np.ndarray) -> ContextSolution:
-    """The best data-independent design (every input on the output of least total cost): private
-    at every level, with the bound Σ_x min_y C[x, y] of the design problem without privacy."""
+def constant_design(cost) -> ContextSolution:
+    """The best data-independent design (every input on the output of least total cost; for a
+    maximum of costs, on the mixture of least maximum): private at every level, with the bound
+    of the design problem without privacy (Σ_x min_y C[x, y] for a sum)."""
+    if isinstance(cost, MaxOfCosts):
+        k, value = cost.constant_design()
+        return ContextSolution(k, value, min(cost.least(), value), 0, 1)
     n, m = cost.shape
     k = np.zeros((n, m))
     k[:, int(np.argmin(cost.sum(axis=0)))] = 1.0
     return ContextSolution(k, float((cost * k).sum()), float(cost.min(axis=1).sum()), 0, 1)
 
 
-def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, rounds: int, rows: int,
+def _better(relaxed, incumbent: ContextSolution, cost, repair, rounds: int, rows: int,
             stopped: bool = True) -> ContextSolution:
     """The relaxed optimum made private by ``repair`` when it is better than the ``incumbent``
     (a feasible design), else the incumbent; the better of both bounds either way. At the
@@ -97,7 +104,7 @@ def _better(relaxed, incumbent: ContextSolution, cost: np.ndarray, repair, round
         k, value = relaxed[0], relaxed[1]
     else:
         k = repair(relaxed[0]) if relaxed is not None and repair is not None else None
-        value = float((cost * k).sum()) if k is not None else np.inf
+        value = value_of(cost, k) if k is not None else np.inf
     if k is not None and value < incumbent.objective:
         return ContextSolution(k, value, min(bound, value), rounds, rows, stopped)
     return ContextSolution(incumbent.matrix, incumbent.objective, min(bound, incumbent.objective), rounds, rows,
@@ -119,17 +126,24 @@ class PairRowsModel:
     ``sums`` replaces the rows summing to 1 when the columns of K stand for more than one output
     each (:mod:`metric_small`): a sparse matrix S over the entries of K (row-major), the rows
     S K = 1.
+
+    A maximum of costs (:class:`~mechdesign.solvers.max_of_costs.MaxOfCosts`) enters through
+    its epigraph: the entries of K cost nothing, one more column t (after K's, before any
+    auxiliary entry) costs 1 on [``span``], and a row ⟨R_r, K⟩ − t <= 0 per cost R_r.
+    ``span`` must hold some optimum: the optimum without privacy below, a private design's
+    value above.
     """
 
-    def __init__(self, cost: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray,
-                 sums: sp.csr_matrix | None = None):
+    def __init__(self, cost, i: np.ndarray, j: np.ndarray, coef: np.ndarray,
+                 sums: sp.csr_matrix | None = None, span: tuple[float, float] | None = None):
         n, m = cost.shape
         size = n * m
         self.i, self.j, self.coef, self.m = i, j, coef, m
         exponent = np.log(coef)
         self.links = np.maximum(np.ceil(exponent / LINK_MAX_EXPONENT), 1).astype(np.int64)
         self.h = quiet_model(warm=True)  # re-solves after adding rows start from the basis
-        self.h.addCols(size, cost.ravel().astype(float), np.zeros(size), np.full(size, INF), 0,
+        linear = np.zeros(size) if isinstance(cost, MaxOfCosts) else cost.ravel().astype(float)
+        self.h.addCols(size, linear, np.zeros(size), np.full(size, INF), 0,
                        np.zeros(size, dtype=np.int32), np.array([], dtype=np.int32), np.array([]))
         if sums is None:
             self.h.addRows(n, np.ones(n), np.ones(n), size, np.arange(0, size, m, dtype=np.int32),
@@ -138,10 +152,38 @@ class PairRowsModel:
             rows = sums.shape[0]
             self.h.addRows(rows, np.ones(rows), np.ones(rows), sums.nnz, sums.indptr[:-1].astype(np.int32),
                            sums.indices.astype(np.int32), sums.data.astype(float))
+        self.fixed_rows = self.h.getNumRow()  # rows summing to 1, and an epigraph's below
+        self.epigraph = size if isinstance(cost, MaxOfCosts) else None
+        if self.epigraph is not None:
+            self._add_epigraph(cost, span)
         self.active = np.zeros((i.size, m), dtype=bool)
         #: pairs beyond e^MAX_LOG_COEFFICIENT, checked only once ``reach`` is set (see solve_lazily)
         self.far = exponent > MAX_LOG_COEFFICIENT
         self.reach = False
+
+    def _add_epigraph(self, cost: MaxOfCosts, span: tuple[float, float]) -> None:
+        """The column t on [span] and the rows ⟨R_r, K⟩ − t <= 0."""
+        lower, upper = span
+        self.h.addCols(1, np.array([1.0]), np.array([lower]), np.array([upper]), 0, np.zeros(1, dtype=np.int32),
+                       np.array([], dtype=np.int32), np.array([]))
+        count = cost.rows.shape[0]
+        rows = sp.hstack([cost.rows, sp.csr_matrix(-np.ones((count, 1)))], format="csr")
+        self.h.addRows(count, np.full(count, -INF), np.zeros(count), rows.nnz, rows.indptr[:-1].astype(np.int32),
+                       rows.indices.astype(np.int32), rows.data.astype(float))
+        self.fixed_rows += count
+
+    def pair_rows(self) -> int:
+        """The rows added for pairs so far (chains' links counted one by one)."""
+        return self.h.getNumRow() - self.fixed_rows
+
+    def caps(self) -> np.ndarray:
+        """Per column, the bound some optimum satisfies besides the column's own: 1 for the
+        entries of K and the auxiliary ones (entries of a row-stochastic matrix, or below
+        them), none for an epigraph's t (its own bounds are finite)."""
+        caps = np.ones(self.h.getNumCol())
+        if self.epigraph is not None:
+            caps[self.epigraph] = np.inf
+        return caps
 
     def add(self, p: np.ndarray, y: np.ndarray) -> None:
         """Rows for the pairs ``p`` at the outputs ``y`` (arrays of the same length)."""
@@ -228,11 +270,14 @@ def run_method(h, method: Method) -> bool:
     return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
 
-def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
+def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
                  repair=None) -> ContextSolution:
     """Exact ε·d-private design for expected-loss ``cost`` (|X| × |Y|) under the reduced ``pairs``
-    (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily.
+    (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily; or
+    for ``cost`` a :class:`~mechdesign.solvers.max_of_costs.MaxOfCosts`, min max_r ⟨R_r, K⟩
+    under the same rows (its epigraph, t between the optimum without privacy and the
+    incumbent's value).
 
     Each round is reported to ``limits`` (value, the relaxed LP's proven bound), and every LP
     solve, the first too, runs under the time they have left. When they expire the result is
@@ -257,7 +302,11 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
     # (HiGHS's tolerances are absolute: an optimum of 1e-5 next to costs of 1 drowns in the
     # reduced-cost tolerance summed over the columns); values and bounds are scaled back
     unit = incumbent.objective if incumbent.rounds and incumbent.objective > 0 else 1.0
-    model = PairRowsModel(cost / unit, i, j, coef)
+    span = None
+    if isinstance(cost, MaxOfCosts):  # t between the optimum without privacy and a private design's value
+        top = incumbent.objective / unit
+        span = (float(np.nextafter(cost.least() / unit, -np.inf)), float(np.nextafter(top + 1e-9 * abs(top), np.inf)))
+    model = PairRowsModel(cost / unit, i, j, coef, span=span)
     h, size = model.h, n * m
     first = np.flatnonzero(_nearest_pairs(i, j, d, n, NEIGHBOURS))
     p0, y0 = np.meshgrid(first, np.arange(m), indexing="ij")
@@ -279,16 +328,17 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         method.observe(h, time.perf_counter() - started)
         if not solved:
             if limits is not None and limits.expired():
-                return _better(last, incumbent, cost, repair, rounds - 1, h.getNumRow() - n)
+                return _better(last, incumbent, cost, repair, rounds - 1, model.pair_rows())
             if settled is not None:
-                return _better(settled, incumbent, cost, repair, rounds - 1, h.getNumRow() - n, stopped=False)
+                return _better(settled, incumbent, cost, repair, rounds - 1, model.pair_rows(), stopped=False)
             raise SolverDeclined(f"a lazy-pairs LP ended {h.modelStatusToString(h.getModelStatus())}")
         K = np.asarray(h.getSolution().col_value)[:size].reshape(n, m)
-        value = float((cost * np.maximum(K, 0.0)).sum())
+        value = value_of(cost, np.maximum(K, 0.0))
         # the bound its row duals prove on the relaxed LP (a relaxation's bound holds for the
         # full LP): on the box 0 <= K <= 1 that every row-stochastic K lies in, and keeping the
         # rows' simplices (tighter when many reduced costs sit within HiGHS's tolerance)
-        bound = max(highs_model_bound(h, upper=1.0), row_simplex_bound(h, n, m, upper=1.0))
+        caps = model.caps()
+        bound = max(highs_model_bound(h, upper=caps), row_simplex_bound(h, n, m, upper=caps))
         bound = float(np.nextafter(bound * unit, -np.inf))  # rounded down
         last = (np.maximum(K, 0.0), value, min(bound, value))
         worst, p, y = model.most_violated(K)
@@ -299,9 +349,9 @@ def solve_lazily(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
             worst, p, y = model.most_violated(K)
             settled = last if worst > VIOLATION else None
         if worst <= VIOLATION:  # optimal for the pairs in the model
-            return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n, stopped=False)
+            return _better(last, incumbent, cost, repair, rounds, model.pair_rows(), stopped=False)
         if limits is not None and limits.expired():
-            return _better(last, incumbent, cost, repair, rounds, h.getNumRow() - n)
+            return _better(last, incumbent, cost, repair, rounds, model.pair_rows())
         model.add(p, y)
     raise SolverDeclined(f"lazy pairs: no feasible relaxed optimum within {max_rounds} rounds")
 
@@ -318,29 +368,53 @@ def repairer(notion: MetricPrivacy):
     return repair
 
 
+#: a maximum of costs is taken while the violation check's pairs × |Y| array of excesses (with
+#: the model's flags beside it, about this many bytes an entry) fits in a quarter of the memory
+EXCESS_BYTES = 9
+
+
 def applies(problem) -> str | None:
-    """One ε·d-privacy notion over a metric other than the line's with an expected-loss
-    objective, from GENERAL_MIN_INPUTS inputs and up to LAZY_MAX_ENTRIES entries of K."""
-    reason = metric_off_the_line(problem)
-    if reason is not None:
-        return reason
+    """One ε·d-privacy notion with an expected-loss objective over a metric other than the
+    line's, from GENERAL_MIN_INPUTS inputs and up to LAZY_MAX_ENTRIES entries of K; or with the
+    largest of a few linear costs (a worst-case loss, a robust expected loss over finitely many
+    priors), over any metric (no other special solver takes those), from GENERAL_MIN_INPUTS
+    inputs while the violation check's array of pairs × outputs fits in a quarter of the
+    memory."""
     n, m = len(problem.inputs), len(problem.outputs)
+    if max_of_costs(problem.objective, problem.keys) is None:
+        reason = metric_off_the_line(problem)
+        if reason is not None:
+            if problem.objective.kind in ("worst-case-loss", "robust-expected-loss"):
+                reason += " (or a worst-case loss, or a robust one over finitely many priors, of one mechanism)"
+            return reason
+        if n * m > LAZY_MAX_ENTRIES:
+            return f"{n} × {m} entries of K, more than the {LAZY_MAX_ENTRIES} its LP affords"
+    else:
+        reason = one_notion_of(problem, MetricPrivacy)
+        if reason is not None:
+            return reason
+        memory = machine_memory()
+        need = EXCESS_BYTES * problem.privacy[0].i.size * m
+        if memory is not None and need > memory / 4:
+            return f"its check of {problem.privacy[0].i.size} pairs × {m} outputs needs {need / 2**30:.1f} GB"
     if n < GENERAL_MIN_INPUTS:
         return f"fewer than {GENERAL_MIN_INPUTS} inputs: the whole pair LP takes it"
-    if n * m > LAZY_MAX_ENTRIES:
-        return f"{n} × {m} entries of K, more than the {LAZY_MAX_ENTRIES} its LP affords"
     return None
 
 
 def metric_by_lazy_pairs(problem, limits=None):
     """The LP with lazy pair rows. Reached when the ray solver (:mod:`dantzig_wolfe`, which
-    tries first and itself switches here when it stalls) declined the problem."""
+    tries first and itself switches here when it stalls) declined the problem, and first for
+    a worst-case or robust loss (a maximum of costs, which the rays and interior points do not
+    take)."""
     notion = problem.privacy[0]
     pairs = (notion.i, notion.j, notion.d)
     raw, outcome = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits,
                                                                          repair=repairer(notion)),
                                   NAME, limits=limits)
-    return raw, outcome.recording(path=["lazy pairs: the ray solver declined this problem"])
+    why = ("a maximum of linear costs, which only this LP takes among the special solvers"
+           if max_of_costs(problem.objective, problem.keys) is not None else "the ray solver declined this problem")
+    return raw, outcome.recording(path=[f"lazy pairs: {why}"])
 
 
 SOLVER = SpecialSolver(NAME, applies, metric_by_lazy_pairs)

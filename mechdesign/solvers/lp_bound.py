@@ -269,10 +269,11 @@ def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     return LPSnapshot(c, A, row_lower, b, lower, upper, offset, duals, ray)
 
 
-def highs_model_bound(h, upper: float = np.inf) -> float:
+def highs_model_bound(h, upper: float | np.ndarray = np.inf) -> float:
     """The safe Lagrangian bound of a solved highspy model from its row duals, on the box of its
-    column bounds capped at ``upper`` (a bound some optimal solution satisfies, e.g. 1 for the
-    entries of a row-stochastic matrix). −inf without valid duals."""
+    column bounds capped at ``upper`` (a number or one per column: a bound some optimal
+    solution satisfies, e.g. 1 for the entries of a row-stochastic matrix). −inf without valid
+    duals."""
     solution = h.getSolution()
     if not solution.dual_valid:
         return -np.inf
@@ -286,7 +287,7 @@ def highs_model_bound(h, upper: float = np.inf) -> float:
                             np.asarray(lp.col_lower_, float), np.minimum(np.asarray(lp.col_upper_, float), upper))
 
 
-def row_simplex_bound(h, blocks: int, width: int, upper: float = np.inf) -> float:
+def row_simplex_bound(h, blocks: int, width: int, upper: float | np.ndarray = np.inf) -> float:
     """The safe Lagrangian bound of a solved highspy model whose first ``blocks`` rows make each
     of ``blocks`` consecutive runs of ``width`` non-negative columns sum to 1 (the rows of a
     row-stochastic matrix) and whose other rows are dualised with their row duals.
@@ -296,13 +297,13 @@ def row_simplex_bound(h, blocks: int, width: int, upper: float = np.inf) -> floa
     reduced costs instead of the sum of all negative ones over the box [0, 1], so HiGHS's
     reduced-cost tolerance enters once per run rather than once per column. Round-off is
     enclosed as in :func:`lagrangian_bound`. Columns after the blocks × width (auxiliary
-    entries, not in any simplex row) count on the box [0, ``upper``] (a bound some optimal
-    solution satisfies); with ``upper`` infinite the model must have no such columns.
-    −inf without valid duals."""
+    entries, an epigraph's variable: in no simplex row) count on their column bounds capped at
+    ``upper`` (a number or one per column: bounds some optimal solution satisfies); a residual
+    on an unbounded direction makes the bound −inf, as does a model without valid duals."""
     solution = h.getSolution()
     lp = h.getLp()
     size = blocks * width
-    if not solution.dual_valid or lp.num_col_ < size or (lp.num_col_ > size and not np.isfinite(upper)):
+    if not solution.dual_valid or lp.num_col_ < size:
         return -np.inf
     matrix = lp.a_matrix_
     parts = (np.asarray(matrix.value_, float), np.asarray(matrix.index_), np.asarray(matrix.start_))
@@ -321,10 +322,11 @@ def row_simplex_bound(h, blocks: int, width: int, upper: float = np.inf) -> floa
     residual = c - A.T @ y
     radius = (np.diff(A.indptr) + 2) * EPS * (np.abs(c) + abs(A).T @ np.abs(y)) * 1.01
     with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: NaN, a bound of −inf below
-        low = residual - radius
+        low, high = residual - radius, residual + radius
     least = low[:size].reshape(blocks, width).min(axis=1)
-    if lp.num_col_ > size:  # auxiliary entries in [0, upper]: each adds min(0, r)·upper
-        least = np.append(least, np.minimum(low[size:], 0.0) * upper)
+    if lp.num_col_ > size:  # the other columns on their boxes: each adds min r·x there
+        caps = np.minimum(np.asarray(lp.col_upper_, float), upper)[size:]
+        least = np.append(least, _box_minimum(low[size:], high[size:], np.asarray(lp.col_lower_, float)[size:], caps))
     if not np.all(np.isfinite(least)):
         return -np.inf
     total = float(row_terms.sum() + least.sum())

@@ -1,0 +1,143 @@
+"""A worst-case loss, or a robust expected loss over finitely many priors, under d-privacy: the LP
+with lazy pair rows takes it through the epigraph of its maximum (no other special solver takes a
+maximum of costs). Every optimum here is checked against the LP over every ordered pair of
+inputs, written out independently for scipy's HiGHS."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from mechdesign import Domain, MetricPrivacy, Problem
+from mechdesign.core.objectives import WorstCaseLoss
+from mechdesign.core.prior_sets import FinitePriors, TVBall
+from mechdesign.core.robust_loss import RobustExpectedLoss
+from mechdesign.solvers.lazy_pairs import NAME as LAZY
+from mechdesign.solvers.max_of_costs import MaxOfCosts, max_of_costs, scaling_error
+
+
+def _all_pairs_minimax(distances: np.ndarray, loss: np.ndarray, epsilon: float, weights=None) -> float:
+    """min t over row-stochastic K with W ℓ <= t, ℓ_x = Σ_y L[x, y] K[x, y] (W the identity: every
+    input's loss; or rows of priors), and K[x, y] <= e^{ε d(x, x')} K[x', y] for every ordered pair."""
+    n, m = loss.shape
+    weights = np.eye(n) if weights is None else np.asarray(weights)
+    a, b = np.nonzero(~np.eye(n, dtype=bool))
+    ratio = np.exp(epsilon * distances[a, b])
+    pairs, outputs = np.repeat(np.arange(a.size), m), np.tile(np.arange(m), a.size)
+    rows = np.concatenate([pairs * m + outputs] * 2)
+    cols = np.concatenate([np.repeat(a, m) * m + outputs, np.repeat(b, m) * m + outputs])
+    vals = np.concatenate([np.ones(pairs.size), -np.repeat(ratio, m)])
+    privacy = sp.csr_matrix((vals, (rows, cols)), shape=(a.size * m, n * m + 1))
+    losses = sp.block_diag([loss[x][None, :] for x in range(n)])
+    epigraph = sp.hstack([sp.csr_matrix(weights) @ losses, -np.ones((weights.shape[0], 1))])
+    A_ub = sp.vstack([privacy, epigraph]).tocsr()
+    A_eq = sp.hstack([sp.kron(sp.eye(n), np.ones((1, m))), sp.csr_matrix((n, 1))]).tocsr()
+    cost = np.zeros(n * m + 1)
+    cost[-1] = 1.0
+    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
+                  bounds=[(0, None)] * (n * m) + [(None, None)], method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0
+    return float(res.fun)
+
+
+def _euclidean(points: np.ndarray) -> np.ndarray:
+    return np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1))
+
+
+def _check(result, reference: float) -> None:
+    assert result.status == "optimal", result.message
+    assert result.solver["name"] == LAZY
+    assert all(audit.holds for audit in result.certificate)
+    assert result.objective == pytest.approx(reference, rel=1e-6)
+    assert result.solver["bound"] <= reference * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("epsilon", "loss_name"), [(0.25, "metric"), (1.0, "random"), (2.0, "squared")])
+def test_a_worst_case_loss_on_a_grid_is_the_optimum_of_the_lp_over_every_pair(epsilon, loss_name):
+    domain = Domain.from_grid(6, 5, 1.0)
+    distances = _euclidean(domain.points)
+    loss = {"metric": distances, "squared": distances**2,
+            "random": np.random.default_rng(3).uniform(0, 1, distances.shape)}[loss_name]
+    result = Problem(domain, WorstCaseLoss(loss), privacy=MetricPrivacy(epsilon), metric="euclidean").solve()
+    _check(result, _all_pairs_minimax(distances, loss, epsilon))
+
+
+def test_a_robust_loss_over_finitely_many_priors_on_random_points_is_the_lp_optimum():
+    rng = np.random.default_rng(8)
+    points = rng.uniform(0, 4, (32, 2))
+    distances = _euclidean(points)
+    priors = np.vstack([rng.dirichlet(np.ones(32)), np.full(32, 1 / 32), rng.dirichlet(np.full(32, 0.3))])
+    objective = RobustExpectedLoss("metric", FinitePriors(priors))
+    result = Problem(points, objective, privacy=MetricPrivacy(0.5), metric="euclidean").solve()
+    _check(result, _all_pairs_minimax(distances, distances, 0.5, priors))
+    # the robust objective's report names the prior that attains it on the returned design
+    assert result.extra["robust"]["worst_loss"] == pytest.approx(result.objective, rel=1e-12)
+
+
+def test_a_worst_case_loss_on_a_line_goes_to_the_lazy_pairs_too():
+    # the line's own solver needs an expected loss: the line's pairs enter lazily as any metric's
+    points = np.sort(np.random.default_rng(2).integers(0, 25, 36)).astype(float)  # coincident points too
+    distances = np.abs(points[:, None] - points[None, :])
+    result = Problem(points[:, None], WorstCaseLoss("metric"), privacy=MetricPrivacy(0.3), metric="absolute").solve()
+    _check(result, _all_pairs_minimax(distances, distances, 0.3))
+
+
+def test_a_time_limited_worst_case_solve_returns_a_private_design_with_a_valid_bound():
+    domain = Domain.from_grid(6, 6, 1.0)
+    distances = _euclidean(domain.points)
+    reference = _all_pairs_minimax(distances, distances, 0.5)
+    problem = Problem(domain, WorstCaseLoss("metric"), privacy=MetricPrivacy(0.5), metric="euclidean")
+    result = problem.solve(time_limit=0.5)
+    assert result.status in ("optimal", "time-limit")
+    assert all(audit.holds for audit in result.certificate)
+    assert result.objective >= reference * (1 - 1e-7)
+    assert result.solver["bound"] <= reference * (1 + 1e-9)
+
+
+def test_a_robust_loss_over_a_ball_of_priors_is_left_to_the_general_route():
+    domain = Domain.from_grid(6, 5, 1.0)
+    problem = Problem(domain, RobustExpectedLoss("metric", TVBall(0.1)), privacy=MetricPrivacy(1.0),
+                      metric="euclidean")
+    from mechdesign.solvers.lazy_pairs import applies
+
+    reason = applies(problem)
+    assert reason is not None and "robust one over finitely many priors" in reason
+
+
+def _dense(costs: MaxOfCosts) -> np.ndarray:
+    return costs.rows.toarray().reshape(costs.rows.shape[0], *costs.shape)
+
+
+def test_the_costs_of_a_maximum_give_the_least_value_and_the_best_constant_design():
+    rng = np.random.default_rng(5)
+    loss = rng.normal(0, 1, (7, 5))  # negative entries too: an unstored entry counts as 0
+    loss[2, :] = 0.0
+    costs = max_of_costs(WorstCaseLoss(loss, ["default"]), ["default"])
+    dense = _dense(costs)
+    assert np.allclose(dense.sum(axis=0), loss)  # one cost per input, its row of the loss
+    least = max(float(d.min(axis=1).sum()) for d in dense)
+    assert costs.least() == pytest.approx(least, abs=1e-12) and costs.least() <= least
+    design, value = costs.constant_design()
+    rows = WorstCaseLoss(loss, ["default"]).best_constant_rows(["default"], 5)["default"]
+    assert value == pytest.approx(float((loss @ rows).max()), abs=1e-9)
+    assert np.allclose(design, design[0]) and design[0].sum() == pytest.approx(1.0)
+    priors = rng.dirichlet(np.ones(7), size=3)
+    robust = RobustExpectedLoss(loss, FinitePriors(priors), prior=np.full(7, 1 / 7))
+    costs = max_of_costs(robust, ["default"])
+    k = rng.dirichlet(np.ones(5), size=7)
+    assert costs.value(k) == pytest.approx(float((priors @ (loss * k).sum(axis=1)).max()), abs=1e-12)
+    assert max_of_costs(robust, ["a", "b"]) is None
+
+
+def test_scaling_a_maximum_of_costs_by_a_power_of_two_is_exact_and_otherwise_bounded():
+    loss = np.random.default_rng(6).uniform(0, 3, (4, 4))
+    costs = max_of_costs(WorstCaseLoss(loss, ["default"]), ["default"])
+    assert scaling_error(costs / 4.0, costs, 4.0) == 0.0
+    scaled = costs / 3.0
+    error = scaling_error(scaled, costs, 3.0)
+    exact = _dense(costs) / 3.0
+    assert 0 < error < 1e-14
+    assert np.abs(_dense(scaled) - exact).sum(axis=(1, 2)).max() <= error
