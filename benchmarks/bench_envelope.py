@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", help="comma-separated: " + ", ".join(envelope.FULL_SIZES))
     parser.add_argument("--epsilons", help="comma-separated subset of " + ", ".join(map(str, envelope.EPSILONS)))
     parser.add_argument("--priors", help="comma-separated subset of " + ", ".join(envelope.PRIORS))
-    parser.add_argument("--losses", help="comma-separated subset of " + ", ".join(envelope.LOSSES))
+    all_losses = envelope.LOSSES + envelope.OPT_IN_LOSSES
+    parser.add_argument("--losses", help="comma-separated subset of " + ", ".join(all_losses)
+                        + " (worst-case only when named)")
     parser.add_argument("--sizes", type=_sizes, default={},
                         help="family=size,... : the chosen instances of a family at another size "
                              "(a number; PxC for profile), e.g. line=2000")
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     epsilons = [float(e) for e in args.epsilons.split(",")] if args.epsilons else None
     priors = args.priors.split(",") if args.priors else None
     losses = args.losses.split(",") if args.losses else None
-    for name, chosen, known in (("--priors", priors, envelope.PRIORS), ("--losses", losses, envelope.LOSSES)):
+    for name, chosen, known in (("--priors", priors, envelope.PRIORS), ("--losses", losses, all_losses)):
         if chosen and not set(chosen) <= set(known):
             parser.error(f"{name}: expected a comma-separated subset of {', '.join(known)}, got {','.join(chosen)}")
     unknown = set(args.sizes) - set(envelope.FULL_SIZES)
@@ -68,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(size, tuple) != (family == "profile"):
             parser.error(f"--sizes: {family} takes " + ("PxC (profiles x categories)" if family == "profile"
                                                          else "one whole number") + f", got {_label(size)}")
-    todo = envelope.select(envelope.grid_of(False), families, args.size, epsilons, priors, losses, args.sizes)
+    opt_in = tuple(loss for loss in losses or () if loss in envelope.OPT_IN_LOSSES)
+    todo = envelope.select(envelope.grid_of(False, opt_in), families, args.size, epsilons, priors, losses, args.sizes)
     part = "-".join(x for x in (args.size, args.families and args.families.replace(",", "+"),
                                 args.epsilons and "eps" + args.epsilons.replace(",", "+"),
                                 args.priors and args.priors.replace(",", "+"),

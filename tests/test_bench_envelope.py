@@ -131,6 +131,23 @@ def test_select_takes_priors_losses_and_another_size():
     assert both == [{"family": "line", "size": 2000, "epsilon": 1.0, "prior": "uniform", "loss": "metric"}]
 
 
+def test_the_worst_case_loss_is_run_only_when_asked_for_on_the_metric_families():
+    from mechdesign.core.objectives import WorstCaseLoss
+
+    assert not [p for p in envelope.grid_of(quick=False) if p.get("loss") == "worst-case"]
+    grid = envelope.grid_of(quick=False, opt_in=("worst-case",))
+    worst = [p for p in grid if p.get("loss") == "worst-case"]
+    # five families with a metric other than ε-LDP's, two sizes, seven ε, no prior axis
+    assert {p["family"] for p in worst} == {"line", "grid", "points", "haversine", "graph"}
+    assert len(worst) == 5 * 2 * 7 and {p["prior"] for p in worst} == {"uniform"}
+    part = envelope.select(grid, ["grid"], "small", [0.5], None, ["worst-case"])
+    assert part == [{"family": "grid", "size": 10, "epsilon": 0.5, "prior": "uniform", "loss": "worst-case"}]
+    problem = envelope.build(part[0])
+    assert isinstance(problem.objective, WorstCaseLoss)
+    # the loss is the grid's Euclidean distances: between the corners (0, 0) and (9, 9), 9√2
+    assert problem.objective.loss[0, 99] == pytest.approx(9 * 2 ** 0.5)
+
+
 @pytest.mark.parametrize("args,message", [
     (["--sizes", "line=big"], "expected family=size"),
     (["--sizes", "lines=2000"], "no family lines"),

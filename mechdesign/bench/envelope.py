@@ -9,7 +9,10 @@ runs each family over
   where the family has a loss,
 
 at two sizes per family, each instance in its own process with the suite's time limit
-(``--time-limit``). Families:
+(``--time-limit``). One more loss is run only when asked for (``--losses worst-case`` of
+``benchmarks/bench_envelope.py``): ``worst-case``, the worst-case objective with the metric as
+its loss, on the families with a metric other than ε-LDP's (it has no prior: the uniform entry
+alone). Families:
 
 ==============  ========================================================  ================
 family          instance                                                  sizes (full)
@@ -51,6 +54,10 @@ DESCRIPTION = "envelope: every special-solver family over ε 0.1–8, three prio
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 PRIORS = ("uniform", "dirichlet", "zipf")
 LOSSES = ("metric", "squared", "random")
+#: losses run only when asked for: the worst-case objective of the metric (no prior)
+OPT_IN_LOSSES = ("worst-case",)
+#: the families the opt-in losses apply to (a metric other than ε-LDP's |x − y|)
+METRIC_FAMILIES = ("line", "grid", "points", "haversine", "graph")
 SEED = 0
 
 FULL_SIZES = {"ldp": (100, 1000), "line": (300, 1000), "grid": (10, 20), "points": (100, 300),
@@ -101,7 +108,12 @@ def _domain_and_metric(family: str, size, rng: np.random.Generator):
 
 def build(p: dict):
     """The Problem of one instance: p = {family, size, epsilon, prior, loss}."""
-    from mechdesign.core.objectives import ExpectedLoss, MaxOffDiagonal, off_diagonal_mask
+    from mechdesign.core.objectives import (
+        ExpectedLoss,
+        MaxOffDiagonal,
+        WorstCaseLoss,
+        off_diagonal_mask,
+    )
     from mechdesign.design.problem import Problem
     from mechdesign.privacy import LDP, DistP, MetricPrivacy, ProfilePrivacy
     from mechdesign.privacy.distp import Side
@@ -136,6 +148,8 @@ def build(p: dict):
                        name=name)
     dom, metric = _domain_and_metric(family, p["size"], domain_rng)
     d = metric.distances(dom)
+    if p["loss"] == "worst-case":
+        return Problem(inputs=dom, privacy=[MetricPrivacy(eps, metric, dom)], objective=WorstCaseLoss(d), name=name)
     loss = {"metric": lambda: d, "squared": lambda: d ** 2,
             "random": lambda: loss_rng.random(d.shape)}[p["loss"]]()
     notion = LDP(eps) if family == "ldp" else MetricPrivacy(eps, metric, dom)
@@ -162,7 +176,9 @@ def instance(p: dict) -> dict:
     return out
 
 
-def grid_of(quick: bool) -> list[dict]:
+def grid_of(quick: bool, opt_in: tuple = ()) -> list[dict]:
+    """Every instance of the suite, with the ``opt_in`` losses (of :data:`OPT_IN_LOSSES`) on the
+    metric families, at the uniform prior only."""
     sizes = QUICK_SIZES if quick else FULL_SIZES
     epsilons = QUICK_EPSILONS if quick else EPSILONS
     out = []
@@ -173,6 +189,9 @@ def grid_of(quick: bool) -> list[dict]:
             if loss is not None:
                 p["loss"] = loss
             out.append(p)
+        if family in METRIC_FAMILIES:
+            out += [{"family": family, "size": size, "epsilon": eps, "prior": "uniform", "loss": loss}
+                    for size, eps, loss in itertools.product(fam_sizes, epsilons, opt_in)]
     return out
 
 

@@ -10,6 +10,8 @@ epigraph of a maximum), a total-variation ball around the estimate, or a box of 
 bounds intersected with the simplex (each through its linear-programming dual). The objective
 stays a linear program, so the general route solves it with its proven bounds; the special
 solvers that need a plain expected loss (column generation, rays, couplings) do not take it.
+Finitely many priors under ε·d-privacy go to the LP with lazy pair rows, as a maximum of costs
+(:mod:`mechdesign.solvers.max_of_costs`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import time
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -37,12 +36,12 @@ from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import PRICING_MAX_EXPONENT
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.highs_methods import Method, race_methods, run_method
 from mechdesign.solvers.highs_model import (
     INF,
     SolverDeclined,
     give_time,
     quiet_model,
-    run_to_optimum,
 )
 from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
 from mechdesign.solvers.max_of_costs import MaxOfCosts, max_of_costs, value_of
@@ -234,42 +233,6 @@ class PairRowsModel:
         return float(excess.max()), top[violated], outputs[violated]
 
 
-class Method:
-    """Which HiGHS method solves the next lazy LP: the interior-point method with crossover
-    from scratch, or the dual simplex warm-started from the last basis. The first LP is solved
-    by the former (unless ``interior`` is False); afterwards the next one uses whichever took
-    less time the last time each was run (the dual simplex while it has not been timed yet)."""
-
-    def __init__(self, interior: bool = True):
-        self.interior, self.seconds = interior, {"ipm": None, "simplex": None}
-
-    def apply(self, h) -> None:
-        h.setOptionValue("solver", "ipm" if self.interior else "simplex")
-        h.setOptionValue("presolve", "on" if self.interior else "off")
-
-    def observe(self, h, seconds: float) -> None:
-        """Record how long the solve just run took; choose (and set) the next one's method."""
-        self.seconds["ipm" if self.interior else "simplex"] = seconds
-        ipm, simplex = self.seconds["ipm"], self.seconds["simplex"]
-        self.interior = simplex is not None and simplex > ipm
-        self.apply(h)
-
-
-def run_method(h, method: Method) -> bool:
-    """Run the model to an optimum; when the chosen method ends without one, the other method
-    once, from scratch and with presolve (an imprecise interior point whose clean-up fails, or
-    a simplex lost on a badly scaled basis: seen with pairs near e^20 at ε = 40 on the unit
-    square). Whether the model is optimal; the chosen method's options are restored."""
-    if run_to_optimum(h):
-        return True
-    h.setOptionValue("solver", "simplex" if method.interior else "ipm")
-    h.setOptionValue("presolve", "on")
-    h.clearSolver()
-    h.run()
-    method.apply(h)
-    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-
-
 def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
                  repair=None) -> ContextSolution:
@@ -318,14 +281,20 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
     # re-solves after adding rows by the dual simplex from the basis, for as long as such a
     # re-solve takes less time than the interior-point solve of the whole LP did (measured as
     # the solve runs: when many rows bind, as on a grid at small ε, the warm start stops paying)
+    # (a maximum of costs races both methods on its first LP: neither wins everywhere there)
     method = Method()
     method.apply(h)
+    race = isinstance(cost, MaxOfCosts)
     settled = None  # the optimum without the far pairs, once they were found violated
     for rounds in range(1, max_rounds + 1):
-        give_time(h, limits)
-        started = time.perf_counter()
-        solved = run_method(h, method)
-        method.observe(h, time.perf_counter() - started)
+        if race and rounds == 1:
+            h, solved = race_methods(h, method, limits)
+            model.h = h
+        else:
+            give_time(h, limits)
+            started = time.perf_counter()
+            solved = run_method(h, method)
+            method.observe(h, time.perf_counter() - started)
         if not solved:
             if limits is not None and limits.expired():
                 return _better(last, incumbent, cost, repair, rounds - 1, model.pair_rows())

@@ -26,8 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.highs_methods import Method, run_method
 from mechdesign.solvers.highs_model import SolverDeclined, give_time
-from mechdesign.solvers.lazy_pairs import Method, PairRowsModel, run_method
+from mechdesign.solvers.lazy_pairs import PairRowsModel
 from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
 from mechdesign.solvers.metric_orbits import OutputOrbits, exact_symmetry
 from mechdesign.solvers.predicates import GENERAL_MIN_INPUTS, metric_off_the_line, steep
