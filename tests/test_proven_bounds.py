@@ -634,32 +634,13 @@ def test_the_conic_bound_takes_the_objective_constant_from_the_program():
 
 
 def _worst_case_on_a_line(points: np.ndarray, loss: np.ndarray, epsilon: float, weights=None) -> float:
-    """min t over row-stochastic K with W ℓ <= t, ℓ_x = Σ_y L[x, y] K[x, y] (W the identity
-    by default: every input's loss; the rows of priors for a robust loss over finitely many)
-    and the ε·|x − x'| constraints of neighbours in sorted order (which imply every other pair
-    on a line), written out for scipy's HiGHS."""
-    n, m = loss.shape
-    weights = np.eye(n) if weights is None else np.asarray(weights)
+    """The minimax LP under the ε·|x − x'| constraints of neighbours in sorted order (which imply
+    every other pair on a line)."""
+    from tests.reference_lp import minimax_pairs_lp
+
     order = np.argsort(points, kind="stable")
     a, b = np.concatenate([order[:-1], order[1:]]), np.concatenate([order[1:], order[:-1]])
-    ratio = np.exp(epsilon * np.abs(points[a] - points[b]))
-    y = np.arange(m)
-    pairs, outputs = np.repeat(np.arange(a.size), m), np.tile(y, a.size)
-    rows = np.concatenate([pairs * m + outputs] * 2)
-    cols = np.concatenate([np.repeat(a, m) * m + outputs, np.repeat(b, m) * m + outputs])
-    vals = np.concatenate([np.ones(pairs.size), -np.repeat(ratio, m)])
-    privacy = sp.csr_matrix((vals, (rows, cols)), shape=(a.size * m, n * m + 1))
-    losses = sp.block_diag([loss[x][None, :] for x in range(n)])
-    epigraph = sp.hstack([sp.csr_matrix(weights) @ losses, -np.ones((weights.shape[0], 1))])
-    A_ub = sp.vstack([privacy, epigraph]).tocsr()
-    A_eq = sp.hstack([sp.kron(sp.eye(n), np.ones((1, m))), sp.csr_matrix((n, 1))]).tocsr()
-    cost = np.zeros(n * m + 1)
-    cost[-1] = 1.0
-    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
-                  bounds=[(0, None)] * (n * m) + [(None, None)], method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(res.fun)
+    return minimax_pairs_lp(loss, a, b, np.exp(epsilon * np.abs(points[a] - points[b])), weights)
 
 
 @pytest.mark.parametrize("seed", [4, 5])

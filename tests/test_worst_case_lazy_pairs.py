@@ -1,14 +1,12 @@
 """A worst-case loss, or a robust expected loss over finitely many priors, under d-privacy: the LP
 with lazy pair rows takes it through the epigraph of its maximum (no other special solver takes a
 maximum of costs). Every optimum here is checked against the LP over every ordered pair of
-inputs, written out independently for scipy's HiGHS."""
+inputs, written out independently for scipy's HiGHS (:mod:`tests.reference_lp`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from mechdesign import Domain, MetricPrivacy, Problem
 from mechdesign.core.objectives import WorstCaseLoss
@@ -16,31 +14,7 @@ from mechdesign.core.prior_sets import FinitePriors, TVBall
 from mechdesign.core.robust_loss import RobustExpectedLoss
 from mechdesign.solvers.lazy_pairs import NAME as LAZY
 from mechdesign.solvers.max_of_costs import MaxOfCosts, max_of_costs, scaling_error
-
-
-def _all_pairs_minimax(distances: np.ndarray, loss: np.ndarray, epsilon: float, weights=None) -> float:
-    """min t over row-stochastic K with W ℓ <= t, ℓ_x = Σ_y L[x, y] K[x, y] (W the identity: every
-    input's loss; or rows of priors), and K[x, y] <= e^{ε d(x, x')} K[x', y] for every ordered pair."""
-    n, m = loss.shape
-    weights = np.eye(n) if weights is None else np.asarray(weights)
-    a, b = np.nonzero(~np.eye(n, dtype=bool))
-    ratio = np.exp(epsilon * distances[a, b])
-    pairs, outputs = np.repeat(np.arange(a.size), m), np.tile(np.arange(m), a.size)
-    rows = np.concatenate([pairs * m + outputs] * 2)
-    cols = np.concatenate([np.repeat(a, m) * m + outputs, np.repeat(b, m) * m + outputs])
-    vals = np.concatenate([np.ones(pairs.size), -np.repeat(ratio, m)])
-    privacy = sp.csr_matrix((vals, (rows, cols)), shape=(a.size * m, n * m + 1))
-    losses = sp.block_diag([loss[x][None, :] for x in range(n)])
-    epigraph = sp.hstack([sp.csr_matrix(weights) @ losses, -np.ones((weights.shape[0], 1))])
-    A_ub = sp.vstack([privacy, epigraph]).tocsr()
-    A_eq = sp.hstack([sp.kron(sp.eye(n), np.ones((1, m))), sp.csr_matrix((n, 1))]).tocsr()
-    cost = np.zeros(n * m + 1)
-    cost[-1] = 1.0
-    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=np.ones(n),
-                  bounds=[(0, None)] * (n * m) + [(None, None)], method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(res.fun)
+from tests.reference_lp import all_pairs_minimax_lp
 
 
 def _euclidean(points: np.ndarray) -> np.ndarray:
@@ -62,7 +36,7 @@ def test_a_worst_case_loss_on_a_grid_is_the_optimum_of_the_lp_over_every_pair(ep
     loss = {"metric": distances, "squared": distances**2,
             "random": np.random.default_rng(3).uniform(0, 1, distances.shape)}[loss_name]
     result = Problem(domain, WorstCaseLoss(loss), privacy=MetricPrivacy(epsilon), metric="euclidean").solve()
-    _check(result, _all_pairs_minimax(distances, loss, epsilon))
+    _check(result, all_pairs_minimax_lp(loss, distances, epsilon))
 
 
 def test_a_robust_loss_over_finitely_many_priors_on_random_points_is_the_lp_optimum():
@@ -72,7 +46,7 @@ def test_a_robust_loss_over_finitely_many_priors_on_random_points_is_the_lp_opti
     priors = np.vstack([rng.dirichlet(np.ones(32)), np.full(32, 1 / 32), rng.dirichlet(np.full(32, 0.3))])
     objective = RobustExpectedLoss("metric", FinitePriors(priors))
     result = Problem(points, objective, privacy=MetricPrivacy(0.5), metric="euclidean").solve()
-    _check(result, _all_pairs_minimax(distances, distances, 0.5, priors))
+    _check(result, all_pairs_minimax_lp(distances, distances, 0.5, priors))
     # the robust objective's report names the prior that attains it on the returned design
     assert result.extra["robust"]["worst_loss"] == pytest.approx(result.objective, rel=1e-12)
 
@@ -82,13 +56,13 @@ def test_a_worst_case_loss_on_a_line_goes_to_the_lazy_pairs_too():
     points = np.sort(np.random.default_rng(2).integers(0, 25, 36)).astype(float)  # coincident points too
     distances = np.abs(points[:, None] - points[None, :])
     result = Problem(points[:, None], WorstCaseLoss("metric"), privacy=MetricPrivacy(0.3), metric="absolute").solve()
-    _check(result, _all_pairs_minimax(distances, distances, 0.3))
+    _check(result, all_pairs_minimax_lp(distances, distances, 0.3))
 
 
 def test_a_time_limited_worst_case_solve_returns_a_private_design_with_a_valid_bound():
     domain = Domain.from_grid(6, 6, 1.0)
     distances = _euclidean(domain.points)
-    reference = _all_pairs_minimax(distances, distances, 0.5)
+    reference = all_pairs_minimax_lp(distances, distances, 0.5)
     problem = Problem(domain, WorstCaseLoss("metric"), privacy=MetricPrivacy(0.5), metric="euclidean")
     result = problem.solve(time_limit=0.5)
     assert result.status in ("optimal", "time-limit")
