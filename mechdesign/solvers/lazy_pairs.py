@@ -346,9 +346,10 @@ def applies(problem) -> str | None:
     """One ε·d-privacy notion with an expected-loss objective over a metric other than the
     line's, from GENERAL_MIN_INPUTS inputs and up to LAZY_MAX_ENTRIES entries of K; or with the
     largest of a few linear costs (a worst-case loss, a robust expected loss over finitely many
-    priors), over any metric (no other special solver takes those), from GENERAL_MIN_INPUTS
-    inputs while the violation check's array of pairs × outputs fits in a quarter of the
-    memory."""
+    priors), over any metric and at any size (no other special solver takes those; on few
+    points too, where steep pairs enter last, as chains, and the general route's proofs fell
+    short: 20 graph nodes at ε = 8, 8 values of a distance matrix at ε = 20), while the
+    violation check's array of pairs × outputs fits in a quarter of the memory."""
     n, m = len(problem.inputs), len(problem.outputs)
     if max_of_costs(problem.objective, problem.keys) is None:
         reason = metric_off_the_line(problem)
@@ -366,6 +367,7 @@ def applies(problem) -> str | None:
         need = EXCESS_BYTES * problem.privacy[0].i.size * m
         if memory is not None and need > memory / 4:
             return f"its check of {problem.privacy[0].i.size} pairs × {m} outputs needs {need / 2**30:.1f} GB"
+        return None
     if n < GENERAL_MIN_INPUTS:
         return f"fewer than {GENERAL_MIN_INPUTS} inputs: the whole pair LP takes it"
     return None
