@@ -62,10 +62,10 @@ def race_methods(h, method: Method, limits=None) -> tuple[highspy.Highs, bool]:
     (:func:`~mechdesign.solvers.race.can_race`): the interior point with crossover on ``h``,
     the dual simplex on a copy, each with presolve and under the time ``limits`` leave. The
     first to end optimal interrupts the other, which is dropped. Returns the model that holds
-    the optimum (``h`` or the copy: the caller goes on with it, from its basis) and
-    whether it is optimal; ``method`` records the winner's time for both methods (the loser
-    took at least as long) and is set for the next, warm, solve. Without two threads, or when
-    neither ends optimal, as :func:`run_method` on ``h``."""
+    the optimum (``h`` or the copy: the caller goes on with it, from its basis) and whether it
+    is optimal; ``method`` records the winner's time and is set for the next solve, the warm
+    dual simplex (as after an interior point's first LP: it is timed against it); ``h`` and
+    False when neither ends optimal. Without two threads, as :func:`run_method` on ``h``."""
     from mechdesign.solvers.race import can_race
 
     if not can_race(2):
@@ -106,8 +106,8 @@ def race_methods(h, method: Method, limits=None) -> tuple[highspy.Highs, bool]:
     if winner is None:
         method.apply(h)
         return h, False
-    method.seconds = {"ipm": seconds, "simplex": seconds}
-    method.interior = False
+    method.seconds = {"ipm": None, "simplex": None, winner: seconds}
+    method.interior = False  # the warm dual simplex next, timed against the winner's first LP
     model = models[winner]
     method.apply(model)
     return model, True
