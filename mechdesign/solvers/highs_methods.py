@@ -5,9 +5,8 @@ interior-point method with crossover from scratch, or the dual simplex from the 
 
 Neither method is faster everywhere. The first LP of a grid at small ε with lazy pair rows took
 3.6 s by the interior point against 29 s by the dual simplex; the worst-case loss over 200
-points of a line (a maximum of costs, whose optimal face is wide: only the worst inputs bind)
-took 30 s by the dual simplex, while the interior point ended imprecise after 114 s and its
-clean-up failed. Where no measured rule tells them apart, both run at once, one thread each.
+points of a line (a maximum of costs, through its epigraph) took 30 s by the dual simplex, while
+the interior point ended imprecise after 114 s and its clean-up failed. Where no measured rule tells them apart, both run at once, one thread each.
 """
 
 from __future__ import annotations

@@ -156,7 +156,9 @@ def scaling_error(scaled, original, scale: float) -> float:
     its size, and row-stochastic K weighs each row's errors by a convex combination: for a sum
     the optimum moves by at most Σ_x max_y of them, for a maximum by the largest such sum over
     its costs; 2u covers u/(1 − u) and the sums' round-off, and an entry in the subnormal range
-    is off by at most the smallest subnormal instead, one per row."""
+    is off by at most the smallest subnormal instead, one per row. (Against an optimum a million
+    times below the largest cost, the allowance alone held proven gaps above 1e-6: 36 grid points
+    at ε = 28; hence the powers of two.)"""
     power = math.frexp(scale)[0] == 0.5
     if isinstance(scaled, MaxOfCosts):
         if scaled.rows.nnz == 0 or (power and np.array_equal(scaled.rows.data * scale, original.rows.data)):
