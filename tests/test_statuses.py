@@ -79,6 +79,19 @@ def claim(status, times=None):
     return fake, calls
 
 
+def raising(on=None):
+    """Replace the HiGHS call so that it raises HiGHS's error on the calls numbered in ``on``
+    (from 1), or on every call; the others run HiGHS."""
+    real, calls = convex_route._highs, []
+
+    def fake(program, verbose, retry=False):
+        calls.append(retry)
+        if on is None or len(calls) in on:
+            raise cp.SolverError("Solver 'HIGHS' failed.")
+        real(program, verbose, retry)
+    return fake, calls
+
+
 def test_spurious_infeasibility_is_retried(monkeypatch):
     fake, calls = claim(cp.INFEASIBLE, times=1)
     monkeypatch.setattr(convex_route, "_highs", fake)
@@ -398,13 +411,7 @@ def test_a_first_run_that_raises_is_solved_again_with_other_settings(monkeypatch
     # HiGHS raised on a badly scaled LP (links of e^10 up to ε·d = 100) where other settings
     # solve it: the run ended with the data-independent design before
     expected = small_ldp(n=5).solve()
-    real, calls = convex_route._highs, []
-
-    def fake(program, verbose, retry=False):
-        calls.append(retry)
-        if len(calls) == 1:
-            raise cp.SolverError("Solver 'HIGHS' failed.")
-        real(program, verbose, retry)
+    fake, calls = raising(on={1})
     monkeypatch.setattr(convex_route, "_highs", fake)
     result = small_ldp(n=5).solve()
     assert calls == [False, convex_route.HIGHS_RETRIES[0]]
@@ -414,11 +421,7 @@ def test_a_first_run_that_raises_is_solved_again_with_other_settings(monkeypatch
 
 
 def test_a_run_that_keeps_raising_ends_with_the_data_independent_design_after_every_setting(monkeypatch):
-    calls = []
-
-    def fake(program, verbose, retry=False):
-        calls.append(retry)
-        raise cp.SolverError("Solver 'HIGHS' failed.")
+    fake, calls = raising()
     monkeypatch.setattr(convex_route, "_highs", fake)
     result = small_ldp(n=5).solve()
     assert calls == [False, *convex_route.HIGHS_RETRIES]
