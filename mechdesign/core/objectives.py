@@ -379,20 +379,10 @@ class WorstCaseLoss(Objective):
         return float(self.loss.min(axis=1).max())
 
     def best_constant_rows(self, keys: list[str], n_outputs: int) -> dict[str, np.ndarray] | None:
-        """The row r of least max_x Σ_y r_y L[x, y] (a mixture can beat every single output: a
-        small LP, min t s.t. L r <= t, r in the simplex); None if HiGHS does not solve it."""
-        from scipy.optimize import linprog
-
-        n = self.loss.shape[0]
-        cost = np.append(np.zeros(n_outputs), 1.0)
-        rows = np.hstack([self.loss, -np.ones((n, 1))])
-        simplex = np.append(np.ones(n_outputs), 0.0)[None, :]
-        found = linprog(cost, A_ub=rows, b_ub=np.zeros(n), A_eq=simplex, b_eq=[1.0],
-                        bounds=[(0, None)] * n_outputs + [(None, None)], method="highs")
-        if found.status != 0:
-            return None
-        row = np.clip(found.x[:n_outputs], 0.0, None)
-        return dict.fromkeys(keys, row / row.sum())
+        """The row r of least max_x Σ_y r_y L[x, y] (:func:`least_maximum_row`); None if HiGHS
+        does not solve it."""
+        row = least_maximum_row(self.loss)
+        return None if row is None else dict.fromkeys(keys, row)
 
     def check(self, n_inputs: int, n_outputs: int, keys: list[str]) -> None:
         _check_shape(self.loss, (n_inputs, n_outputs), "objective.loss", "|X| x |Y|")
@@ -525,6 +515,23 @@ class ProfileMarginalError(Objective):
 
 def _keys_text(keys: list[str] | None) -> str | None:
     return None if keys is None else "[" + preview.labels(keys) + "]"
+
+
+def least_maximum_row(totals: np.ndarray) -> np.ndarray | None:
+    """The distribution q over the columns of ``totals`` (r, |Y|) of least max_r (totals q)_r:
+    the data-independent design of least maximum, every input reporting by q, when row r holds
+    Σ_x of the r-th cost (a mixture can beat every single output: a small LP, min t s.t.
+    totals q <= t, q in the simplex); None if HiGHS does not solve it."""
+    from scipy.optimize import linprog
+
+    k, m = totals.shape
+    found = linprog(np.append(np.zeros(m), 1.0), A_ub=np.hstack([totals, -np.ones((k, 1))]), b_ub=np.zeros(k),
+                    A_eq=np.append(np.ones(m), 0.0)[None, :], b_eq=[1.0],
+                    bounds=[(0, None)] * m + [(None, None)], method="highs")
+    if found.status != 0:
+        return None
+    row = np.clip(found.x[:m], 0.0, None)
+    return row / row.sum()
 
 
 def hamming_loss(inputs: Domain, outputs: Domain) -> np.ndarray:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss
+from mechdesign.core.objectives import ExpectedLoss, WorstCaseLoss, least_maximum_row
 from mechdesign.core.prior_sets import FinitePriors
 from mechdesign.core.robust_loss import RobustExpectedLoss
 from mechdesign.core.setting import DEFAULT
@@ -51,9 +51,9 @@ class MaxOfCosts:
     def value(self, k: np.ndarray) -> float:
         return float(self.values(k).max())
 
-    def _per_block(self, reduce) -> np.ndarray:
-        """reduce over the outputs of every (cost r, input x) block of stored entries, with the
-        blocks' counts: (r, x, reduced, count) for the blocks that store an entry."""
+    def _per_block(self, reduce) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``reduce`` over the outputs of every (cost r, input x) block that stores an entry:
+        (r of each block, the reduced value, how many entries it stores)."""
         coo = self.rows.tocoo()
         n, m = self.shape
         block = coo.row.astype(np.int64) * n + coo.col // m
@@ -66,14 +66,17 @@ class MaxOfCosts:
 
     def least(self) -> float:
         """max_r Σ_x min_y R_r[x, y]: every row-stochastic K has ⟨R_r, K⟩ at least this sum, so the
-        optimum is at least the largest (rounded down)."""
+        optimum is at least the largest; each sum lowered past its round-off (a sum of b terms
+        is off by at most (b − 1)u of their magnitudes, u the unit round-off)."""
         r, lowest, counts = self._per_block(np.minimum)
         lowest = np.where(counts < self.shape[1], np.minimum(lowest, 0.0), lowest)  # unstored: 0
-        sums = np.zeros(self.rows.shape[0])
-        for index in np.unique(r):
-            sums[index] = math.fsum(lowest[r == index])
-        top = float(sums.max()) if sums.size else 0.0
-        return top - 4 * UNIT_ROUNDOFF * (float(np.abs(lowest).sum()) + abs(top))
+        costs = self.rows.shape[0]
+        if not costs:
+            return 0.0
+        sums = np.bincount(r, lowest, minlength=costs)
+        blocks = np.bincount(r, minlength=costs)
+        sizes = np.bincount(r, np.abs(lowest), minlength=costs)
+        return float((sums - 2 * (blocks + 1) * UNIT_ROUNDOFF * sizes).max())
 
     def largest_row_sum(self) -> float:
         """max_r Σ_x max_y |R_r[x, y]|: how far the maximum can move when every entry moves by
@@ -83,22 +86,14 @@ class MaxOfCosts:
         return float(sums.max())
 
     def constant_design(self) -> tuple[np.ndarray, float]:
-        """The data-independent design of least maximum (every input reports by one row q):
-        min_q max_r Σ_y q_y Σ_x R_r[x, y] over the simplex, a small LP; (K, its value). The
-        best single output when HiGHS does not solve it."""
-        from scipy.optimize import linprog
-
+        """The data-independent design of least maximum (:func:`~mechdesign.core.objectives.
+        least_maximum_row` of the totals Σ_x R_r[x, y]), or the best single output when HiGHS
+        does not solve that LP; (K, its value)."""
         n, m = self.shape
         columns = sp.csr_matrix((np.ones(n * m), (np.arange(n * m), np.tile(np.arange(m), n))), shape=(n * m, m))
         totals = np.asarray((self.rows @ columns).todense())  # (r, |Y|): Σ_x R_r[x, y]
-        k = totals.shape[0]
-        found = linprog(np.append(np.zeros(m), 1.0), A_ub=np.hstack([totals, -np.ones((k, 1))]), b_ub=np.zeros(k),
-                        A_eq=np.append(np.ones(m), 0.0)[None, :], b_eq=[1.0],
-                        bounds=[(0, None)] * m + [(None, None)], method="highs")
-        if found.status == 0:
-            row = np.clip(found.x[:m], 0.0, None)
-            row /= row.sum()
-        else:
+        row = least_maximum_row(totals)
+        if row is None:
             row = np.eye(m)[int(np.argmin(totals.max(axis=0)))]
         design = np.tile(row, (n, 1))
         return design, self.value(design)
