@@ -95,8 +95,14 @@ def test_the_costs_of_a_maximum_give_the_least_value_and_the_best_constant_desig
     least = max(float(d.min(axis=1).sum()) for d in dense)
     assert costs.least() == pytest.approx(least, abs=1e-12) and costs.least() <= least
     design, value = costs.constant_design()
-    rows = WorstCaseLoss(loss, ["default"]).best_constant_rows(["default"], 5)["default"]
-    assert value == pytest.approx(float((loss @ rows).max()), abs=1e-9)
+    # the value of the matrix game L (the designer picks q, nature the input), from the other
+    # side (von Neumann): max over distributions p of the inputs of min_y (pᵀL)_y
+    from scipy.optimize import linprog
+
+    game = linprog(np.append(np.zeros(7), -1.0), A_ub=np.hstack([-loss.T, np.ones((5, 1))]), b_ub=np.zeros(5),
+                   A_eq=np.append(np.ones(7), 0.0)[None, :], b_eq=[1.0], bounds=[(0, None)] * 7 + [(None, None)],
+                   method="highs")
+    assert value == pytest.approx(-game.fun, abs=1e-9)
     assert np.allclose(design, design[0]) and design[0].sum() == pytest.approx(1.0)
     priors = rng.dirichlet(np.ones(7), size=3)
     robust = RobustExpectedLoss(loss, FinitePriors(priors), prior=np.full(7, 1 / 7))
