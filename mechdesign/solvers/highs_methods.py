@@ -97,8 +97,8 @@ def race_methods(h, method: Method, limits=None) -> tuple[highspy.Highs, bool]:
             winner = name
             break
     for name, model in models.items():
-        if name != winner:
-            model.cancelSolve()
+        if winner is not None and name != winner:
+            model.cancelSolve()  # (the flag stays set: a model interrupted is never run again)
     for thread in threads:
         thread.join()  # the loser ends at its next look at the interrupt
     seconds = time.perf_counter() - started
