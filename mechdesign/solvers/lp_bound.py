@@ -43,6 +43,16 @@ def _box_minimum(r_lo: np.ndarray, r_hi: np.ndarray, lower: np.ndarray, upper: n
     return np.where(np.isnan(r_lo) | np.isnan(r_hi), -np.inf, candidates.min(axis=0))
 
 
+def projected(y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray) -> np.ndarray:
+    """Row multipliers ``y`` projected onto their signs (a copy): 0 where a multiplier's sign
+    asks for a side the row does not have, or where it is not a number."""
+    y = np.asarray(y, dtype=float).copy()
+    y[(y > 0) & ~np.isfinite(row_lower)] = 0.0
+    y[(y < 0) & ~np.isfinite(row_upper)] = 0.0
+    y[~np.isfinite(y)] = 0.0
+    return y
+
+
 def lagrangian_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray,
                      y: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
     """The safe Lagrangian lower bound on min c·x over {L <= Ax <= U, x ∈ [lower, upper]}.
@@ -63,12 +73,9 @@ def lagrangian_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_u
         the floating-point error; −inf when a non-zero residual meets an unbounded side.
     """
     A = sp.csc_matrix(A)
-    y = np.asarray(y, dtype=float).copy()
     row_lower = np.asarray(row_lower, dtype=float)
     row_upper = np.asarray(row_upper, dtype=float)
-    y[(y > 0) & ~np.isfinite(row_lower)] = 0.0  # project onto the multipliers' signs
-    y[(y < 0) & ~np.isfinite(row_upper)] = 0.0
-    y[~np.isfinite(y)] = 0.0
+    y = projected(y, row_lower, row_upper)
     side = np.where(y > 0, row_lower, row_upper)
     row_terms = np.where(y == 0, 0.0, y * np.where(np.isfinite(side), side, 0.0))
     c = np.asarray(c, dtype=float)
@@ -269,25 +276,34 @@ def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
     return LPSnapshot(c, A, row_lower, b, lower, upper, offset, duals, ray)
 
 
-def highs_model_bound(h, upper: float | np.ndarray = np.inf) -> float:
-    """The safe Lagrangian bound of a solved highspy model from its row duals, on the box of its
-    column bounds capped at ``upper`` (a number or one per column: a bound some optimal
-    solution satisfies, e.g. 1 for the entries of a row-stochastic matrix). −inf without valid
-    duals."""
-    solution = h.getSolution()
-    if not solution.dual_valid:
-        return -np.inf
+def model_arrays(h) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A highspy model's (cost, constraint matrix by columns, row lower, row upper, column lower,
+    column upper)."""
     lp = h.getLp()
-    shape = (lp.num_row_, lp.num_col_)
     matrix = lp.a_matrix_
     parts = (np.asarray(matrix.value_, float), np.asarray(matrix.index_), np.asarray(matrix.start_))
+    shape = (lp.num_row_, lp.num_col_)
     A = sp.csc_matrix(parts, shape=shape) if matrix.format_.name == "kColwise" else sp.csr_matrix(parts, shape=shape)
-    return lagrangian_bound(np.asarray(lp.col_cost_, float), A, np.asarray(lp.row_lower_, float),
-                            np.asarray(lp.row_upper_, float), np.asarray(solution.row_dual, float),
-                            np.asarray(lp.col_lower_, float), np.minimum(np.asarray(lp.col_upper_, float), upper))
+    return (np.asarray(lp.col_cost_, float), sp.csc_matrix(A), np.asarray(lp.row_lower_, float),
+            np.asarray(lp.row_upper_, float), np.asarray(lp.col_lower_, float), np.asarray(lp.col_upper_, float))
 
 
-def row_simplex_bound(h, blocks: int, width: int, upper: float | np.ndarray = np.inf) -> float:
+def highs_model_bound(h, upper: float | np.ndarray = np.inf, duals: np.ndarray | None = None) -> float:
+    """The safe Lagrangian bound of a solved highspy model from its row duals (or from ``duals``,
+    any row multipliers), on the box of its column bounds capped at ``upper`` (a number or one
+    per column: a bound some optimal solution satisfies, e.g. 1 for the entries of a
+    row-stochastic matrix). −inf without valid duals."""
+    if duals is None:
+        solution = h.getSolution()
+        if not solution.dual_valid:
+            return -np.inf
+        duals = solution.row_dual
+    c, A, row_lower, row_upper, lower, col_upper = model_arrays(h)
+    return lagrangian_bound(c, A, row_lower, row_upper, np.asarray(duals, float), lower, np.minimum(col_upper, upper))
+
+
+def row_simplex_bound(h, blocks: int, width: int, upper: float | np.ndarray = np.inf,
+                      duals: np.ndarray | None = None) -> float:
     """The safe Lagrangian bound of a solved highspy model whose first ``blocks`` rows make each
     of ``blocks`` consecutive runs of ``width`` non-negative columns sum to 1 (the rows of a
     row-stochastic matrix) and whose other rows are dualised with their row duals.
@@ -299,34 +315,29 @@ def row_simplex_bound(h, blocks: int, width: int, upper: float | np.ndarray = np
     enclosed as in :func:`lagrangian_bound`. Columns after the blocks × width (auxiliary
     entries, an epigraph's variable: in no simplex row) count on their column bounds capped at
     ``upper`` (a number or one per column: bounds some optimal solution satisfies); a residual
-    on an unbounded direction makes the bound −inf, as does a model without valid duals."""
-    solution = h.getSolution()
-    lp = h.getLp()
+    on an unbounded direction makes the bound −inf, as does a model without valid duals. With
+    ``duals`` (any row multipliers) the bound is taken at those instead of the model's."""
     size = blocks * width
-    if not solution.dual_valid or lp.num_col_ < size:
+    if duals is None:
+        solution = h.getSolution()
+        if not solution.dual_valid:
+            return -np.inf
+        duals = solution.row_dual
+    c, A, row_lower, row_upper, col_lower, col_upper = model_arrays(h)
+    if c.size < size:
         return -np.inf
-    matrix = lp.a_matrix_
-    parts = (np.asarray(matrix.value_, float), np.asarray(matrix.index_), np.asarray(matrix.start_))
-    shape = (lp.num_row_, lp.num_col_)
-    A = sp.csc_matrix(parts, shape=shape) if matrix.format_.name == "kColwise" else sp.csr_matrix(parts, shape=shape)
-    A = sp.csc_matrix(A)
-    y = np.asarray(solution.row_dual, dtype=float).copy()
-    row_lower, row_upper = np.asarray(lp.row_lower_, float), np.asarray(lp.row_upper_, float)
+    y = projected(duals, row_lower, row_upper)
     y[:blocks] = 0.0  # the simplex rows are kept, not dualised
-    y[(y > 0) & ~np.isfinite(row_lower)] = 0.0  # project onto the multipliers' signs
-    y[(y < 0) & ~np.isfinite(row_upper)] = 0.0
-    y[~np.isfinite(y)] = 0.0
     side = np.where(y > 0, row_lower, row_upper)
     row_terms = np.where(y == 0, 0.0, y * np.where(np.isfinite(side), side, 0.0))
-    c = np.asarray(lp.col_cost_, float)
     residual = c - A.T @ y
     radius = (np.diff(A.indptr) + 2) * EPS * (np.abs(c) + abs(A).T @ np.abs(y)) * 1.01
     with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: NaN, a bound of −inf below
         low, high = residual - radius, residual + radius
     least = low[:size].reshape(blocks, width).min(axis=1)
-    if lp.num_col_ > size:  # the other columns on their boxes: each adds min r·x there
-        caps = np.minimum(np.asarray(lp.col_upper_, float), upper)[size:]
-        least = np.append(least, _box_minimum(low[size:], high[size:], np.asarray(lp.col_lower_, float)[size:], caps))
+    if c.size > size:  # the other columns on their boxes: each adds min r·x there
+        caps = np.minimum(col_upper, upper)[size:]
+        least = np.append(least, _box_minimum(low[size:], high[size:], col_lower[size:], caps))
     if not np.all(np.isfinite(least)):
         return -np.inf
     total = float(row_terms.sum() + least.sum())
