@@ -525,7 +525,7 @@ def _portfolio_then_fallbacks(cost, distances, notion, symmetry: Symmetry, gap: 
             path.append("lazy pairs: both methods declined and the LP with lazy pair rows is affordable")
             try:
                 return solve_lazily(cost, (notion.i, notion.j, notion.d), notion.epsilon, limits=limits,
-                                    incumbent=best, repair=repairer(notion))
+                                    incumbent=best, repair=repairer(notion), tol=enough)
             except SolverDeclined as declined:  # keep the certified design, not a dense LP
                 if best is None:
                     raise

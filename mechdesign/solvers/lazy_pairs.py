@@ -36,6 +36,7 @@ from mechdesign.privacy.base import MAX_LOG_COEFFICIENT
 from mechdesign.privacy.metric import MetricPrivacy
 from mechdesign.solvers.cone_pricing import PRICING_MAX_EXPONENT
 from mechdesign.solvers.contexts import ContextSolution, solve_contexts
+from mechdesign.solvers.dual_refinement import refined_bound
 from mechdesign.solvers.highs_methods import Method, race_methods, run_method
 from mechdesign.solvers.highs_model import (
     INF,
@@ -235,7 +236,7 @@ class PairRowsModel:
 
 def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon: float, *,
                  max_rounds: int = 500, limits=None, incumbent: ContextSolution | None = None,
-                 repair=None) -> ContextSolution:
+                 repair=None, tol: float | None = None) -> ContextSolution:
     """Exact ε·d-private design for expected-loss ``cost`` (|X| × |Y|) under the reduced ``pairs``
     (i, j, d(i, j)): min Σ C K  s.t.  Σ_y K[x, y] = 1, K[i, y] <= e^{ε d} K[j, y] lazily; or
     for ``cost`` a :class:`~mechdesign.solvers.max_of_costs.MaxOfCosts`, min max_r ⟨R_r, K⟩
@@ -248,7 +249,8 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
     best constant design) and the last relaxed optimum made private by ``repair`` (a function
     K -> private K, or None; without one the incumbent), with the better bound, ``stopped=True``. Raises
     :class:`SolverDeclined` when HiGHS ends a round without an optimum before the deadline or
-    after ``max_rounds``.
+    after ``max_rounds``. When the final LP's proven gap is above ``tol`` (relative), its duals
+    are refined for the proof (:mod:`~mechdesign.solvers.dual_refinement`).
 
     Pairs with e^{εd} between e^20 and e^60 ask the LP to keep an entry e^−20 below its partner,
     under HiGHS's tolerances (at ε = 40 on the unit square it ends "not set"). So the LP is first
@@ -307,8 +309,11 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
         # full LP): on the box 0 <= K <= 1 that every row-stochastic K lies in, and keeping the
         # rows' simplices (tighter when many reduced costs sit within HiGHS's tolerance)
         caps = model.caps()
-        bound = max(highs_model_bound(h, upper=caps), row_simplex_bound(h, n, m, upper=caps))
-        bound = float(np.nextafter(bound * unit, -np.inf))  # rounded down
+
+        def bound_at(duals: np.ndarray | None = None) -> float:
+            return max(highs_model_bound(h, caps, duals), row_simplex_bound(h, n, m, caps, duals))
+
+        bound = float(np.nextafter(bound_at() * unit, -np.inf))  # rounded down
         last = (np.maximum(K, 0.0), value, min(bound, value))
         worst, p, y = model.most_violated(K)
         if limits is not None:
@@ -318,6 +323,10 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
             worst, p, y = model.most_violated(K)
             settled = last if worst > VIOLATION else None
         if worst <= VIOLATION:  # optimal for the pairs in the model
+            if tol is not None and value - bound > tol * abs(value) and not (limits is not None and limits.expired()):
+                # HiGHS's optimum, not proven so by its duals: refine them
+                refined = float(np.nextafter(refined_bound(h, bound_at, value / unit, limits) * unit, -np.inf))
+                last = (last[0], value, min(max(bound, refined), value))
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows(), stopped=False)
         if limits is not None and limits.expired():
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows())
@@ -381,7 +390,8 @@ def metric_by_lazy_pairs(problem, limits=None):
     notion = problem.privacy[0]
     pairs = (notion.i, notion.j, notion.d)
     raw, outcome = solve_contexts(problem, lambda key, cost: solve_lazily(cost, pairs, notion.epsilon, limits=limits,
-                                                                         repair=repairer(notion)),
+                                                                         repair=repairer(notion),
+                                                                         tol=problem.gap_tolerance),
                                   NAME, limits=limits)
     why = ("a maximum of linear costs, which only this LP takes among the special solvers"
            if max_of_costs(problem.objective, problem.keys) is not None else "the ray solver declined this problem")

@@ -1,0 +1,60 @@
+"""The refinement of a solved LP's row duals for the safe bound: from multipliers spoilt the way
+HiGHS spoils them on steep rows (wrong signs, errors of 1e-6), it recovers the bound of the
+optimal basis, and never proves more than the optimum of the LP written out independently."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.solvers.dual_refinement import refined_bound
+from mechdesign.solvers.highs_methods import Method, run_method
+from mechdesign.solvers.lazy_pairs import PairRowsModel
+from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
+from tests.reference_lp import all_pairs_lp
+
+
+def _solved_design_lp(seed: int, n: int, epsilon: float):
+    """The design LP of ``n`` random points of the plane with a random loss, every ordered pair
+    in the model, solved: (model, bound at multipliers, cost, distances)."""
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(0, 2, (n, 2))
+    distances = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1))
+    cost = rng.uniform(0, 1, (n, n)) * rng.dirichlet(np.ones(n))[:, None]
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    model = PairRowsModel(cost, i, j, np.exp(epsilon * distances[i, j]))
+    p, y = np.meshgrid(np.arange(i.size), np.arange(n), indexing="ij")
+    model.add(p.ravel(), y.ravel())
+    Method().apply(model.h)
+    assert run_method(model.h, Method())
+    caps = model.caps()
+
+    def bound_at(duals=None):
+        return max(highs_model_bound(model.h, caps, duals), row_simplex_bound(model.h, n, n, caps, duals))
+
+    return model.h, bound_at, cost, distances
+
+
+@pytest.mark.parametrize(("seed", "epsilon"), [(0, 1.0), (1, 3.0), (2, 6.0)])
+def test_spoilt_duals_are_refined_back_to_the_optimum_and_never_past_it(seed, epsilon):
+    n = 7
+    h, bound_at, cost, distances = _solved_design_lp(seed, n, epsilon)
+    optimum = all_pairs_lp(cost, distances, epsilon)
+    value = h.getInfo().objective_function_value
+    exact = bound_at()
+    assert exact == pytest.approx(optimum, rel=1e-8)
+    duals = np.asarray(h.getSolution().row_dual, float)
+    rng = np.random.default_rng(seed + 10)
+    spoilt = duals.copy()
+    spoilt[n:] += rng.normal(0, 1e-6, duals.size - n)  # the pair rows: some of wrong sign now
+    assert bound_at(spoilt) < optimum - 1e-7  # a gap the tolerance would fail
+    refined = refined_bound(h, bound_at, value, start=spoilt)
+    assert refined <= optimum * (1 + 1e-9) + 1e-15
+    assert refined >= optimum - 1e-9 * abs(optimum)
+    assert np.array_equal(np.asarray(h.getSolution().row_dual, float), duals)  # the model is left as it was
+
+
+def test_without_a_gap_to_close_the_bound_is_the_models_own():
+    h, bound_at, cost, distances = _solved_design_lp(3, 6, 2.0)
+    exact = bound_at()
+    assert refined_bound(h, bound_at, exact) == exact
