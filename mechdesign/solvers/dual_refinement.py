@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import highspy
 import numpy as np
 
 from mechdesign.solvers.highs_model import give_time, quiet_model
@@ -54,23 +53,25 @@ def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limi
     cost, A, row_lower, row_upper, _, _ = model_arrays(h)
     y = projected(solution.row_dual if start is None else start, row_lower, row_upper)
     best = bound_at(y)
-    copy = quiet_model(presolve="off", solver="simplex", simplex_strategy=1)  # the dual simplex
-    copy.passModel(h.getLp())
-    copy.setBasis(h.getBasis())
+    lp, basis = h.getLp(), h.getBasis()
     columns = np.arange(cost.size, dtype=np.int32)
     for _ in range(ROUNDS):
         gap = value - best
         if not (np.isfinite(gap) and gap > 0) or (limits is not None and limits.expired()):
             break
-        slacks = _price_rows(copy, y, row_lower, row_upper, gap)
+        # each round on a fresh copy from the model's basis (the slack columns of a round
+        # before, once deleted, leave its basis short of basic columns: HiGHS then ends in error)
+        copy = quiet_model(presolve="off", solver="simplex", simplex_strategy=1)  # the dual simplex
+        copy.passModel(lp)
+        copy.setBasis(basis)
+        _price_rows(copy, y, row_lower, row_upper, gap)
         copy.changeColsCost(cost.size, columns, np.clip((cost - A.T @ y) / gap, -COST_CAP, COST_CAP))
         give_time(copy, limits)
         copy.run()
         found = copy.getSolution()
-        if copy.getModelStatus() != highspy.HighsModelStatus.kOptimal or not found.dual_valid:
+        if not found.dual_valid:  # (duals of any status are candidates: the bound is proven on them)
             break
         y = projected(y + gap * np.asarray(found.row_dual, float), row_lower, row_upper)
-        _unprice_rows(copy, slacks, row_lower, row_upper, cost.size)
         bound = bound_at(y)
         if not bound > best:
             break
@@ -78,12 +79,12 @@ def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limi
     return best
 
 
-def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, gap: float) -> np.ndarray:
+def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, gap: float) -> None:
     """Give the refinement LP ``copy`` the rows' side of the Lagrangian: each inequality row i
     whose multiplier y_i is not zero gets a slack column w_i (coefficient 1, cost −y_i/gap, on
     [0, ∞) at the upper side, (−∞, 0] at the lower) and is held at that side, so that its
     correction z_i may take y_i back towards zero but not past it (y_i + gap·z_i keeps y_i's
-    sign). Returns the rows so priced."""
+    sign)."""
     upper_side = (y < 0) & np.isfinite(row_upper) & (row_lower < row_upper)
     lower_side = (y > 0) & np.isfinite(row_lower) & (row_lower < row_upper)
     rows = np.flatnonzero(upper_side | lower_side)
@@ -94,11 +95,3 @@ def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarra
                      np.where(at_upper, np.inf, 0.0), rows.size, np.arange(rows.size, dtype=np.int32),
                      rows.astype(np.int32), np.ones(rows.size))
         copy.changeRowsBounds(rows.size, rows.astype(np.int32), side, side)
-    return rows
-
-
-def _unprice_rows(copy, rows: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, columns: int) -> None:
-    """Undo :func:`_price_rows`: the rows' own bounds again, the slack columns removed."""
-    if rows.size:
-        copy.changeRowsBounds(rows.size, rows.astype(np.int32), row_lower[rows], row_upper[rows])
-        copy.deleteCols(rows.size, np.arange(columns, columns + rows.size, dtype=np.int32))
