@@ -237,7 +237,9 @@ def _remapped_geometric_loss(n: int, eps: float, prior: np.ndarray) -> float:
     """Expected |x − y| of the truncated geometric mechanism on 0..n−1 followed by the best
     remap of every output (Ghosh, Roughgarden and Sundararajan, STOC 2009: optimal for every
     prior under a loss monotone in |x − y|), in O(n²) time and O(n) memory: for output z the
-    weights w_x = π_x G[x, z] and the cost Σ_x w_x |x − y| of every y by prefix sums."""
+    weights w_x = π_x G[x, z], the best y by prefix sums of the cost Σ_x w_x |x − y| of every y,
+    and that cost again as a sum of its non-negative terms (the prefix sums' differences cancel:
+    at ε = 13 on 15 points their round-off was 2.7e-10 of the optimum)."""
     a = math.exp(-eps)
     x = np.arange(n, dtype=float)
     total = 0.0
@@ -252,7 +254,7 @@ def _remapped_geometric_loss(n: int, eps: float, prior: np.ndarray) -> float:
         W, M = np.cumsum(w), np.cumsum(w * x)
         # Σ_x w_x |x − y| = y·W(≤y) − M(≤y) + (M_tot − M(≤y)) − y·(W_tot − W(≤y))
         cost = x * W - M + (M[-1] - M) - x * (W[-1] - W)
-        total += float(cost.min())
+        total += math.fsum(w * np.abs(x - x[int(np.argmin(cost))]))
     return total
 
 
