@@ -10,7 +10,7 @@ import pytest
 from mechdesign.solvers.dual_refinement import refined_bound
 from mechdesign.solvers.highs_methods import Method, run_method
 from mechdesign.solvers.lazy_pairs import PairRowsModel
-from mechdesign.solvers.lp_bound import highs_model_bound, row_simplex_bound
+from mechdesign.solvers.lp_bound import highs_model_bound, model_arrays, row_simplex_bound
 from tests.reference_lp import all_pairs_lp
 
 
@@ -48,13 +48,19 @@ def test_spoilt_duals_are_refined_back_to_the_optimum_and_never_past_it(seed, ep
     spoilt = duals.copy()
     spoilt[n:] += rng.normal(0, 1e-6, duals.size - n)  # the pair rows: some of wrong sign now
     assert bound_at(spoilt) < optimum - 1e-7  # a gap the tolerance would fail
-    refined = refined_bound(h, bound_at, value, start=spoilt)
+    refined, primal = refined_bound(h, bound_at, value, start=spoilt)
     assert refined <= optimum * (1 + 1e-9) + 1e-15
     assert refined >= optimum - 1e-9 * abs(optimum)
+    # the refinement LP is the LP again, shifted and scaled: its point is an optimum of it
+    cost, A, row_lower, row_upper, lower, upper = model_arrays(h)
+    activity = A @ primal
+    assert np.all(activity <= row_upper + 1e-9) and np.all(activity >= row_lower - 1e-9)
+    assert np.all(primal >= lower - 1e-12) and cost @ primal == pytest.approx(optimum, rel=1e-8)
     assert np.array_equal(np.asarray(h.getSolution().row_dual, float), duals)  # the model is left as it was
 
 
 def test_without_a_gap_to_close_the_bound_is_the_models_own():
     h, bound_at, cost, distances = _solved_design_lp(3, 6, 2.0)
     exact = bound_at()
-    assert refined_bound(h, bound_at, exact) == exact
+    assert refined_bound(h, bound_at, exact) == (exact, None)
+

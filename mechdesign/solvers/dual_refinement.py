@@ -25,7 +25,9 @@ so no round can make a bound wrong; the best is kept.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
+import highspy
 import numpy as np
 
 from mechdesign.solvers.highs_model import give_time, quiet_model
@@ -39,21 +41,32 @@ ROUNDS = 3
 COST_CAP = 1e6
 
 
+class Refinement(NamedTuple):
+    """What :func:`refined_bound` found: the best safe bound, and the columns' values of the last
+    refinement LP solved to optimality (None when none was), an optimal point of the model's LP
+    (the refinement LP is that LP, shifted by a constant and scaled) found at the gap's scale,
+    where HiGHS's own point can lie above the optimum by more than the tolerance."""
+
+    bound: float
+    primal: np.ndarray | None = None
+
+
 def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limits=None,
-                  start: np.ndarray | None = None) -> float:
+                  start: np.ndarray | None = None) -> Refinement:
     """The best safe bound over the solved highspy model ``h``'s row duals (or the multipliers
-    ``start``) and up to :data:`ROUNDS` refinements of them (module docstring); ``bound_at(y)`` is
-    the safe bound at row multipliers y, ``value`` the objective of a feasible point of ``h``'s
-    LP (the gap to close is value less the bound). ``h`` is left as it is: the refinement LPs
-    are solved on a copy from its basis, each under the time ``limits`` leave. Without valid
-    duals (and no ``start``) the bound at the model's duals, whatever they are."""
+    ``start``) and up to :data:`ROUNDS` refinements of them (module docstring), with the last
+    refinement's optimal point; ``bound_at(y)`` is the safe bound at row multipliers y,
+    ``value`` the objective of a feasible point of ``h``'s LP (the gap to close is value less
+    the bound). ``h`` is left as it is: the refinement LPs are solved on a copy from its basis,
+    each under the time ``limits`` leave. Without valid duals (and no ``start``) the bound at
+    the model's duals, whatever they are."""
     solution = h.getSolution()
     if start is None and not solution.dual_valid:
-        return bound_at(solution.row_dual)
+        return Refinement(bound_at(solution.row_dual))
     cost, A, row_lower, row_upper, _, _ = model_arrays(h)
     y = projected(solution.row_dual if start is None else start, row_lower, row_upper)
     best = bound_at(y)
-    lp, basis = h.getLp(), h.getBasis()
+    lp, basis, primal = h.getLp(), h.getBasis(), None
     columns = np.arange(cost.size, dtype=np.int32)
     for _ in range(ROUNDS):
         gap = value - best
@@ -65,18 +78,20 @@ def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limi
         copy.passModel(lp)
         copy.setBasis(basis)
         _price_rows(copy, y, row_lower, row_upper, gap)
-        copy.changeColsCost(cost.size, columns, np.clip((cost - A.T @ y) / gap, -COST_CAP, COST_CAP))
+        copy.changeColsCost(cost.size, columns, _scaled(cost - A.T @ y, gap))
         give_time(copy, limits)
         copy.run()
         found = copy.getSolution()
         if not found.dual_valid:  # (duals of any status are candidates: the bound is proven on them)
             break
+        if copy.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            primal = np.asarray(found.col_value, float)[:cost.size]
         y = projected(y + gap * np.asarray(found.row_dual, float), row_lower, row_upper)
         bound = bound_at(y)
         if not bound > best:
             break
         best = bound
-    return best
+    return Refinement(best, primal)
 
 
 def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, gap: float) -> None:
@@ -91,7 +106,14 @@ def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarra
     if rows.size:
         at_upper = upper_side[rows]
         side = np.where(at_upper, row_upper[rows], row_lower[rows])
-        copy.addCols(rows.size, np.clip(-y[rows] / gap, -COST_CAP, COST_CAP), np.where(at_upper, 0.0, -np.inf),
+        copy.addCols(rows.size, _scaled(-y[rows], gap), np.where(at_upper, 0.0, -np.inf),
                      np.where(at_upper, np.inf, 0.0), rows.size, np.arange(rows.size, dtype=np.int32),
                      rows.astype(np.int32), np.ones(rows.size))
         copy.changeRowsBounds(rows.size, rows.astype(np.int32), side, side)
+
+
+def _scaled(costs: np.ndarray, gap: float) -> np.ndarray:
+    """``costs``/``gap`` within ±:data:`COST_CAP` (an overflow there too; a cost that is not a
+    number, of multipliers that overflowed, 0)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.nan_to_num(np.clip(costs / gap, -COST_CAP, COST_CAP), nan=0.0)

@@ -111,6 +111,23 @@ def _better(relaxed, incumbent: ContextSolution, cost, repair, rounds: int, rows
                            stopped)
 
 
+def _refined(h, bound_at, last: tuple, cost, unit: float, model: PairRowsModel, limits) -> tuple:
+    """``last`` (K, value, bound), HiGHS's optimum of ``h`` in units of ``unit``, whose duals do
+    not prove it to the tolerance: with the bound at refined duals
+    (:mod:`~mechdesign.solvers.dual_refinement`), and the refinement's optimal point instead of
+    HiGHS's where it is better and meets the model's pairs as well (HiGHS's own point can lie
+    above the optimum by more than the tolerance where its duals fall short)."""
+    k, value, bound = last
+    found = refined_bound(h, bound_at, value / unit, limits)
+    bound = max(bound, float(np.nextafter(found.bound * unit, -np.inf)))
+    if found.primal is not None:
+        other = np.maximum(found.primal[:k.size].reshape(k.shape), 0.0)
+        other_value = value_of(cost, other)
+        if other_value < value and model.most_violated(other)[0] <= VIOLATION:
+            k, value = other, other_value
+    return k, value, min(bound, value)
+
+
 class PairRowsModel:
     """The lazy LP in highspy: the entries of K (costs ``cost``), the rows summing to 1, and the
     pair rows K[i, y] − e^{ε d} K[j, y] <= 0 added so far (``active``, pair × output).
@@ -324,9 +341,7 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
             settled = last if worst > VIOLATION else None
         if worst <= VIOLATION:  # optimal for the pairs in the model
             if tol is not None and value - bound > tol * abs(value) and not (limits is not None and limits.expired()):
-                # HiGHS's optimum, not proven so by its duals: refine them
-                refined = float(np.nextafter(refined_bound(h, bound_at, value / unit, limits) * unit, -np.inf))
-                last = (last[0], value, min(max(bound, refined), value))
+                last = _refined(h, bound_at, last, cost, unit, model, limits)  # not proven so by its duals
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows(), stopped=False)
         if limits is not None and limits.expired():
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows())
