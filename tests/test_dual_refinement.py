@@ -64,3 +64,31 @@ def test_without_a_gap_to_close_the_bound_is_the_models_own():
     exact = bound_at()
     assert refined_bound(h, bound_at, exact) == (exact, None)
 
+
+def test_the_general_routes_snapshot_refines_spoilt_duals_on_its_solved_model():
+    from mechdesign import MetricPrivacy, Problem
+    from mechdesign.core.objectives import ExpectedLoss
+    from mechdesign.solvers.convex_route import run_solver
+
+    rng = np.random.default_rng(4)
+    points = rng.uniform(0, 2, (6, 2))
+    distances = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1))
+    loss = rng.uniform(0, 1, (6, 6))
+    prior = rng.dirichlet(np.ones(6))
+    problem = Problem(points, ExpectedLoss(loss, {"default": prior}), privacy=MetricPrivacy(2.0),
+                      metric="euclidean")
+    optimum = all_pairs_lp(prior[:, None] * loss, distances, 2.0)
+    program = problem.compile()
+    _, outcome = run_solver(program, "highs")
+    proof = outcome.proof
+    assert proof.model is not None and proof.refine_above == problem.gap_tolerance
+    cutoff = optimum / program.scale * (1 + 1e-9)
+    exact = proof.bound(cutoff) * program.scale
+    assert exact == pytest.approx(optimum, rel=1e-8)
+    spoilt = proof.duals + np.random.default_rng(5).normal(0, 1e-5, proof.duals.size)
+    proof.duals, proof.refine_above = spoilt, None
+    assert proof.bound(cutoff) * program.scale < optimum * (1 - 1e-6)  # the proof would fail
+    proof.refine_above = problem.gap_tolerance
+    refined = proof.bound(cutoff) * program.scale
+    assert optimum * (1 - 1e-9) <= refined <= optimum * (1 + 1e-9)
+    assert proof.refine_above is None and proof.bound(cutoff) * program.scale == refined  # once, kept

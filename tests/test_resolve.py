@@ -228,7 +228,16 @@ def general_route(monkeypatch):
 PATH_PRIOR = np.random.default_rng(3).dirichlet(np.full(15, 0.1))
 
 
-def test_the_interior_point_proves_what_the_lps_duals_cannot(general_route):
+@pytest.fixture
+def unrefined(monkeypatch):
+    """The LP's duals as HiGHS leaves them (no refinement rounds, :mod:`dual_refinement`): on the
+    15-point path at ε = 13 they do not prove the optimum, which the re-solves then must."""
+    from mechdesign.solvers import dual_refinement
+
+    monkeypatch.setattr(dual_refinement, "ROUNDS", 0)
+
+
+def test_the_interior_point_proves_what_the_lps_duals_cannot(general_route, unrefined):
     from mechdesign.bench.scale import _remapped_geometric_loss
 
     optimum = _remapped_geometric_loss(15, 13.0, PATH_PRIOR)
@@ -243,7 +252,7 @@ def test_the_interior_point_proves_what_the_lps_duals_cannot(general_route):
     assert result.certificate[0].holds
 
 
-def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch, general_route):
+def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch, general_route, unrefined):
     from mechdesign.solvers import metric_interior_route
     from mechdesign.solvers.highs_model import SolverDeclined
 
@@ -257,7 +266,7 @@ def test_without_the_interior_point_the_gap_stays_open_and_is_said(monkeypatch, 
     assert result.solver["resolves"][-1] == {"route": "d-privacy interior point", "status": "declined: declined (test)"}
 
 
-def test_a_solver_named_runs_alone():
+def test_a_solver_named_runs_alone(unrefined):
     # "highs" named: HiGHS and its strategies only (a second, independent algorithm), so the
     # gap its duals leave open stays open and is said
     result = _path_problem(15, 13.0, PATH_PRIOR).solve(solver="highs")
@@ -265,7 +274,19 @@ def test_a_solver_named_runs_alone():
     assert all("route" not in run for run in result.solver["resolves"])
 
 
-def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch, general_route):
+def test_the_lps_refined_duals_prove_what_its_own_duals_cannot():
+    # the same path with HiGHS alone, its duals refined where they fall short of the tolerance:
+    # optimal, the bound at most the closed-form optimum
+    from mechdesign.bench.scale import _remapped_geometric_loss
+
+    optimum = _remapped_geometric_loss(15, 13.0, PATH_PRIOR)
+    result = _path_problem(15, 13.0, PATH_PRIOR).solve(solver="highs")
+    assert result.status == "optimal", result.message
+    assert optimum * (1 - 1e-6) <= result.solver["bound"] <= optimum * (1 + 1e-12)
+    assert result.objective >= optimum * (1 - 1e-9) and result.certificate[0].holds
+
+
+def test_the_interior_point_is_held_to_the_strategies_budget(monkeypatch, general_route, unrefined):
     # like every re-solve strategy: at most BUDGET_FACTOR times the first run's seconds (at least
     # BUDGET_FLOOR), within the solve's own limit; a run its budget stops gives only its bound
     from mechdesign.design import resolve

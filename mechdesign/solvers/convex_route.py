@@ -369,6 +369,8 @@ def _optimum(program: Program, name: str, record: dict) -> SolverOutcome:
     bound = float(prob.value) * program.scale
     if name == "HIGHS":
         proof = _lp_snapshot(program, "retried" in record)
+        if proof is not None:  # duals that do not prove the optimum to the tolerance are refined
+            proof.refine_above, proof.refine_seconds = program.gap_tolerance, program.time_limit
     else:
         dual = _conic_dual_bound(program, name)
         bound = dual * program.scale if dual is not None else bound

@@ -205,6 +205,13 @@ class LPSnapshot:
     ray: np.ndarray | None
     #: an LP result is "optimal" only with a proven bound
     required: bool = True
+    #: the solved highspy model the duals came from (its basis starts a refinement)
+    model: object = None
+    #: when the bound at the duals leaves a relative gap to the cut-off above this, the duals are
+    #: refined on ``model`` (:mod:`~mechdesign.solvers.dual_refinement`), once, within
+    #: ``refine_seconds``
+    refine_above: float | None = None
+    refine_seconds: float | None = None
 
     def bound(self, cutoff: float | None) -> float:
         """Proven lower bound on the program's optimum (offset included); −inf if none."""
@@ -213,7 +220,33 @@ class LPSnapshot:
         cut = None if cutoff is None else cutoff - self.offset
         value = proven_lp_bound(self.c, self.A, self.row_lower, self.row_upper, self.duals,
                                 self.lower, self.upper, cut)
+        if (self.model is not None and self.refine_above is not None and cut is not None and np.isfinite(cut)
+                and cut - value > self.refine_above * abs(cutoff)):
+            value = max(value, self._refined(cut))
         return value + self.offset - 4 * EPS * abs(self.offset)
+
+    def _refined(self, cut: float) -> float:
+        """The bound at the refined duals (on the box the cut-off ``cut`` propagates), which then
+        replace the solver's for later bounds; refined once per snapshot."""
+        from mechdesign.core.limits import Limits
+        from mechdesign.solvers.dual_refinement import refined_bound
+
+        self.refine_above = None
+        rows = sp.vstack([self.A, sp.csr_matrix(self.c[None, :])], format="csr")
+        box = propagate_box(rows, np.append(self.row_lower, -np.inf), np.append(self.row_upper, cut), self.lower,
+                            self.upper)
+        best = {"bound": -np.inf}
+
+        def bound_at(y: np.ndarray) -> float:
+            found = lagrangian_bound(self.c, self.A, self.row_lower, self.row_upper, y, *box)
+            if found > best["bound"]:
+                best.update(bound=found, duals=np.asarray(y, float))
+            return found
+
+        refined = refined_bound(self.model, bound_at, cut, Limits(self.refine_seconds), start=self.duals).bound
+        if "duals" in best:
+            self.duals = best["duals"]
+        return refined
 
     def proves_infeasible(self) -> bool:
         """Whether the solver's dual ray (either sign) is a Farkas certificate on the data."""
@@ -273,7 +306,8 @@ def snapshot_from_cache(cache_entry, value: float | None) -> LPSnapshot | None:
         found = results["dual_ray"]
         if len(found) == 3 and found[1]:  # (HighsStatus, has ray, values)
             ray = np.asarray(found[2], dtype=float)
-    return LPSnapshot(c, A, row_lower, b, lower, upper, offset, duals, ray)
+    model = cache_entry[0] if duals is not None and hasattr(cache_entry[0], "getBasis") else None
+    return LPSnapshot(c, A, row_lower, b, lower, upper, offset, duals, ray, model=model)
 
 
 def model_arrays(h) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
