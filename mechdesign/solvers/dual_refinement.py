@@ -36,9 +36,14 @@ from mechdesign.solvers.lp_bound import model_arrays, projected
 #: refinement rounds at most: each divides the dual infeasibility by about HiGHS's tolerance
 #: relative to the costs, and the bound stops moving after one or two
 ROUNDS = 3
-#: the refinement LP's costs r/Δ are clipped to ±this: a reduced cost far above the gap only
-#: keeps its entry at its bound, and costs spanning more orders of magnitude slow the simplex
-COST_CAP = 1e6
+#: each round's refinement LPs, as (its scale in multiples of the gap Δ, the cap on its costs),
+#: tried in turn, each from the best multipliers so far, until the gap is within the aim.
+#: HiGHS's tolerances are absolute: a reduced cost far above Δ only keeps its entry at its
+#: bound, but capped at 1e6 it set HiGHS's cost norm, and a run on 80 points of a line (Δ 4e-10
+#: of the costs) ended "unknown" after 2,619 pivots with nothing gained, where a cap of 1e3
+#: proved the optimum; on a 15-point path at ε = 13 it was the other way round. A milder
+#: magnification (1000 Δ) comes last
+ATTEMPTS = ((1.0, 1e3), (1.0, 1e6), (1e3, 1e3))
 
 
 class Refinement(NamedTuple):
@@ -52,14 +57,14 @@ class Refinement(NamedTuple):
 
 
 def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limits=None,
-                  start: np.ndarray | None = None) -> Refinement:
+                  start: np.ndarray | None = None, aim: float = 0.0) -> Refinement:
     """The best safe bound over the solved highspy model ``h``'s row duals (or the multipliers
     ``start``) and up to :data:`ROUNDS` refinements of them (module docstring), with the last
     refinement's optimal point; ``bound_at(y)`` is the safe bound at row multipliers y,
     ``value`` the objective of a feasible point of ``h``'s LP (the gap to close is value less
-    the bound). ``h`` is left as it is: the refinement LPs are solved on a copy from its basis,
-    each under the time ``limits`` leave. Without valid duals (and no ``start``) the bound at
-    the model's duals, whatever they are."""
+    the bound), which the refinements try to bring within ``aim``. ``h`` is left as it is: the
+    refinement LPs are solved on a copy from its basis, each under the time ``limits`` leave.
+    Without valid duals (and no ``start``) the bound at the model's duals, whatever they are."""
     solution = h.getSolution()
     if start is None and not solution.dual_valid:
         return Refinement(bound_at(solution.row_dual))
@@ -67,36 +72,55 @@ def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limi
     y = projected(solution.row_dual if start is None else start, row_lower, row_upper)
     best = bound_at(y)
     lp, basis, primal = h.getLp(), h.getBasis(), None
-    columns = np.arange(cost.size, dtype=np.int32)
     for _ in range(ROUNDS):
-        gap = value - best
-        if not (np.isfinite(gap) and gap > 0) or (limits is not None and limits.expired()):
+        moved = False
+        for multiple, cap in ATTEMPTS:
+            gap = value - best
+            if not (np.isfinite(gap) and gap > aim) or (limits is not None and limits.expired()):
+                return Refinement(best, primal)
+            found, optimal = _solve_refinement(lp, basis, cost, A, y, row_lower, row_upper, multiple * gap, cap,
+                                               limits)
+            if found is None:  # (duals of any status are candidates: the bound is proven on them)
+                continue
+            candidate = projected(y + multiple * gap * found.row_dual, row_lower, row_upper)
+            bound = bound_at(candidate)
+            if bound > best:
+                y, best, moved = candidate, bound, True
+                if optimal:
+                    primal = found.col_value[:cost.size]
+        if not moved:
             break
-        # each round on a fresh copy from the model's basis (the slack columns of a round
-        # before, once deleted, leave its basis short of basic columns: HiGHS then ends in error)
-        copy = quiet_model(presolve="off", solver="simplex", simplex_strategy=1)  # the dual simplex
-        copy.passModel(lp)
-        copy.setBasis(basis)
-        _price_rows(copy, y, row_lower, row_upper, gap)
-        copy.changeColsCost(cost.size, columns, _scaled(cost - A.T @ y, gap))
-        give_time(copy, limits)
-        copy.run()
-        found = copy.getSolution()
-        if not found.dual_valid:  # (duals of any status are candidates: the bound is proven on them)
-            break
-        if copy.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-            primal = np.asarray(found.col_value, float)[:cost.size]
-        y = projected(y + gap * np.asarray(found.row_dual, float), row_lower, row_upper)
-        bound = bound_at(y)
-        if not bound > best:
-            break
-        best = bound
     return Refinement(best, primal)
 
 
-def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, gap: float) -> None:
+class _Found(NamedTuple):
+    row_dual: np.ndarray
+    col_value: np.ndarray
+
+
+def _solve_refinement(lp, basis, cost: np.ndarray, A, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray,
+                      scale: float, cap: float, limits) -> tuple[_Found | None, bool]:
+    """The refinement LP at multipliers ``y`` with its costs divided by ``scale`` (within ±``cap``), solved on a
+    fresh copy of ``lp`` from ``basis`` (a copy whose slack columns of a round before were
+    deleted has a basis short of basic columns: HiGHS ends in error): (its duals and columns'
+    values, or None without valid duals; whether it ended optimal)."""
+    copy = quiet_model(presolve="off", solver="simplex", simplex_strategy=1)  # the dual simplex
+    copy.passModel(lp)
+    copy.setBasis(basis)
+    _price_rows(copy, y, row_lower, row_upper, scale, cap)
+    copy.changeColsCost(cost.size, np.arange(cost.size, dtype=np.int32), _scaled(cost - A.T @ y, scale, cap))
+    give_time(copy, limits)
+    copy.run()
+    found = copy.getSolution()
+    if not found.dual_valid:
+        return None, False
+    return (_Found(np.asarray(found.row_dual, float), np.asarray(found.col_value, float)),
+            copy.getModelStatus() == highspy.HighsModelStatus.kOptimal)
+
+
+def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, gap: float, cap: float) -> None:
     """Give the refinement LP ``copy`` the rows' side of the Lagrangian: each inequality row i
-    whose multiplier y_i is not zero gets a slack column w_i (coefficient 1, cost −y_i/gap, on
+    whose multiplier y_i is not zero gets a slack column w_i (coefficient 1, cost −y_i/gap within ±cap, on
     [0, ∞) at the upper side, (−∞, 0] at the lower) and is held at that side, so that its
     correction z_i may take y_i back towards zero but not past it (y_i + gap·z_i keeps y_i's
     sign)."""
@@ -106,14 +130,14 @@ def _price_rows(copy, y: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarra
     if rows.size:
         at_upper = upper_side[rows]
         side = np.where(at_upper, row_upper[rows], row_lower[rows])
-        copy.addCols(rows.size, _scaled(-y[rows], gap), np.where(at_upper, 0.0, -np.inf),
+        copy.addCols(rows.size, _scaled(-y[rows], gap, cap), np.where(at_upper, 0.0, -np.inf),
                      np.where(at_upper, np.inf, 0.0), rows.size, np.arange(rows.size, dtype=np.int32),
                      rows.astype(np.int32), np.ones(rows.size))
         copy.changeRowsBounds(rows.size, rows.astype(np.int32), side, side)
 
 
-def _scaled(costs: np.ndarray, gap: float) -> np.ndarray:
-    """``costs``/``gap`` within ±:data:`COST_CAP` (an overflow there too; a cost that is not a
-    number, of multipliers that overflowed, 0)."""
+def _scaled(costs: np.ndarray, scale: float, cap: float) -> np.ndarray:
+    """``costs``/``scale`` within ±``cap`` (an overflow there too; a cost that is not a number,
+    of multipliers that overflowed, 0)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return np.nan_to_num(np.clip(costs / gap, -COST_CAP, COST_CAP), nan=0.0)
+        return np.nan_to_num(np.clip(costs / scale, -cap, cap), nan=0.0)

@@ -111,14 +111,14 @@ def _better(relaxed, incumbent: ContextSolution, cost, repair, rounds: int, rows
                            stopped)
 
 
-def _refined(h, bound_at, last: tuple, cost, unit: float, model: PairRowsModel, limits) -> tuple:
+def _refined(h, bound_at, last: tuple, cost, unit: float, model: PairRowsModel, limits, tol: float) -> tuple:
     """``last`` (K, value, bound), HiGHS's optimum of ``h`` in units of ``unit``, whose duals do
-    not prove it to the tolerance: with the bound at refined duals
+    not prove it to the relative tolerance ``tol``: with the bound at refined duals (aiming at half of it)
     (:mod:`~mechdesign.solvers.dual_refinement`), and the refinement's optimal point instead of
     HiGHS's where it is better and meets the model's pairs as well (HiGHS's own point can lie
     above the optimum by more than the tolerance where its duals fall short)."""
     k, value, bound = last
-    found = refined_bound(h, bound_at, value / unit, limits)
+    found = refined_bound(h, bound_at, value / unit, limits, aim=tol / 2 * abs(value) / unit)
     bound = max(bound, float(np.nextafter(found.bound * unit, -np.inf)))
     if found.primal is not None:
         other = np.maximum(found.primal[:k.size].reshape(k.shape), 0.0)
@@ -341,7 +341,7 @@ def solve_lazily(cost, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], epsilon
             settled = last if worst > VIOLATION else None
         if worst <= VIOLATION:  # optimal for the pairs in the model
             if tol is not None and value - bound > tol * abs(value) and not (limits is not None and limits.expired()):
-                last = _refined(h, bound_at, last, cost, unit, model, limits)  # not proven so by its duals
+                last = _refined(h, bound_at, last, cost, unit, model, limits, tol)  # not proven so by its duals
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows(), stopped=False)
         if limits is not None and limits.expired():
             return _better(last, incumbent, cost, repair, rounds, model.pair_rows())

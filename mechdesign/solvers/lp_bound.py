@@ -231,7 +231,7 @@ class LPSnapshot:
         from mechdesign.core.limits import Limits
         from mechdesign.solvers.dual_refinement import refined_bound
 
-        self.refine_above = None
+        aim, self.refine_above = self.refine_above / 2 * abs(cut), None
         rows = sp.vstack([self.A, sp.csr_matrix(self.c[None, :])], format="csr")
         box = propagate_box(rows, np.append(self.row_lower, -np.inf), np.append(self.row_upper, cut), self.lower,
                             self.upper)
@@ -243,7 +243,7 @@ class LPSnapshot:
                 best.update(bound=found, duals=np.asarray(y, float))
             return found
 
-        refined = refined_bound(self.model, bound_at, cut, Limits(self.refine_seconds), start=self.duals).bound
+        refined = refined_bound(self.model, bound_at, cut, Limits(self.refine_seconds), start=self.duals, aim=aim).bound
         if "duals" in best:
             self.duals = best["duals"]
         return refined
