@@ -29,7 +29,8 @@ expected loss, solved with the default solver, the d-privacy interior point runs
 the same budget (:mod:`~mechdesign.solvers.metric_interior_route`): its Lagrangian bound needs no
 accurate duals
 (15 points of a path at ε = 13 with a prior of masses down to 1e-28: HiGHS's design optimal to
-3e-10 but its bound 1.7e-6 short in every strategy; the interior point proves 1e-10).
+3e-10 but its own duals' bound 1.7e-6 short in every strategy; the interior point proves 1e-10,
+as do HiGHS's duals once refined, :mod:`~mechdesign.solvers.dual_refinement`).
 """
 
 from __future__ import annotations

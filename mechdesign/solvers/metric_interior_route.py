@@ -5,8 +5,9 @@ Small ε·d-private problems go to the plain LP, and HiGHS proves their optimum 
 Where the optimum is a millionth of the costs' scale and the costs themselves span many orders
 of magnitude (a prior with masses of 1e-20 beside masses near 1, ε large, so that the optimal
 design is nearly the identity), those duals are not accurate enough for the tolerance: on 15
-points of a path at ε = 13 the design HiGHS returns is optimal to 3e-10, but its duals prove
-only a gap of 1.7e-6, in every unit and strategy it is re-solved in. The interior point's bound
+points of a path at ε = 13 the design HiGHS returns is optimal to 3e-10, but its own duals
+prove only a gap of 1.7e-6, in every unit and strategy it is re-solved in (refined, they prove
+it: :mod:`~mechdesign.solvers.dual_refinement`). The interior point's bound
 needs no accurate duals: for any pair multipliers Λ >= 0 it is the Lagrangian
 
     L(Λ) = Σ_x min_y (C − GᵀΛ)[x, y] <= the optimum
