@@ -84,6 +84,6 @@ def solve_line_portfolio(cost: np.ndarray, points: np.ndarray, epsilon: float, g
     if turns.closed(gap):  # (the value re-measured on the repaired design)
         return best
     if cost.size <= NEIGHBOUR_LP_MAX_ENTRIES and not (limits is not None and limits.expired()):
-        return neighbour_lp(cost, points, epsilon, best, limits, path)
+        return neighbour_lp(cost, points, epsilon, best, limits, path, gap)
     path.append("the best design with its proven bound (too large for the neighbour-pair LP)")
     return best

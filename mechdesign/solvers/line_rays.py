@@ -360,21 +360,23 @@ def solve_line(cost: np.ndarray, points: np.ndarray, epsilon: float, *, tol: flo
     found = _finish(rays, gap, path)
     if rays.stuck and found.objective - found.bound > gap * abs(found.objective) \
             and cost.size <= NEIGHBOUR_LP_MAX_ENTRIES and not (limits is not None and limits.expired()):
-        found = neighbour_lp(cost, points, epsilon, found, limits, path)
+        found = neighbour_lp(cost, points, epsilon, found, limits, path, gap)
     return found
 
 
-def neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path) -> ContextSolution:
+def neighbour_lp(cost, points, epsilon, found: ContextSolution, limits, path, tol: float | None = None
+                 ) -> ContextSolution:
     """The design LP itself, with the pair rows of neighbouring points only (on a line they
     imply every other pair: 2(n − 1) rows per output), started from the rays' design: for rays
     stuck with an open gap. Solved by the lazy-pairs machinery, in units of the rays' value and
-    under the time left; the better design and bound are kept."""
+    under the time left (its duals refined where they fall short of ``tol``); the better design
+    and bound are kept."""
     n = points.size
     i = np.concatenate([np.arange(n - 1), np.arange(1, n)])
     j = np.concatenate([np.arange(1, n), np.arange(n - 1)])
     d = np.abs(points[i] - points[j])
     try:
-        lp = solve_lazily(cost, (i, j, d), epsilon, limits=limits, incumbent=found)
+        lp = solve_lazily(cost, (i, j, d), epsilon, limits=limits, incumbent=found, tol=tol)
     except SolverDeclined as declined:
         if path is not None:
             path.append(f"neighbour-pair LP: {declined.reason}; the rays' design with its proven bound")
