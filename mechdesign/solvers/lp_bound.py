@@ -322,16 +322,22 @@ def model_arrays(h) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray, np.ndarray, 
             np.asarray(lp.row_upper_, float), np.asarray(lp.col_lower_, float), np.asarray(lp.col_upper_, float))
 
 
+def _duals(h, duals: np.ndarray | None) -> np.ndarray | None:
+    """``duals`` when given, else the solved model ``h``'s row duals (None when not valid)."""
+    if duals is not None:
+        return duals
+    solution = h.getSolution()
+    return solution.row_dual if solution.dual_valid else None
+
+
 def highs_model_bound(h, upper: float | np.ndarray = np.inf, duals: np.ndarray | None = None) -> float:
     """The safe Lagrangian bound of a solved highspy model from its row duals (or from ``duals``,
     any row multipliers), on the box of its column bounds capped at ``upper`` (a number or one
     per column: a bound some optimal solution satisfies, e.g. 1 for the entries of a
     row-stochastic matrix). −inf without valid duals."""
+    duals = _duals(h, duals)
     if duals is None:
-        solution = h.getSolution()
-        if not solution.dual_valid:
-            return -np.inf
-        duals = solution.row_dual
+        return -np.inf
     c, A, row_lower, row_upper, lower, col_upper = model_arrays(h)
     return lagrangian_bound(c, A, row_lower, row_upper, np.asarray(duals, float), lower, np.minimum(col_upper, upper))
 
@@ -352,11 +358,9 @@ def row_simplex_bound(h, blocks: int, width: int, upper: float | np.ndarray = np
     on an unbounded direction makes the bound −inf, as does a model without valid duals. With
     ``duals`` (any row multipliers) the bound is taken at those instead of the model's."""
     size = blocks * width
+    duals = _duals(h, duals)
     if duals is None:
-        solution = h.getSolution()
-        if not solution.dual_valid:
-            return -np.inf
-        duals = solution.row_dual
+        return -np.inf
     c, A, row_lower, row_upper, col_lower, col_upper = model_arrays(h)
     if c.size < size:
         return -np.inf
