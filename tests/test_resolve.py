@@ -338,3 +338,38 @@ def test_a_conic_program_is_solved_again_in_units_of_its_value():
         warnings.simplefilter("ignore")
         reference.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert result.objective == pytest.approx(reference.value * 1e-7, rel=1e-4)
+
+
+STEEP_GRID_LOSS = np.array([
+    [0, 0, 2, 0, 2, 0, 0, 1, 2, 0, 2, 2, 2, 1],
+    [0, 1, 2, 2, 1, 2, 0, 2, 2, 2, 2, 0, 0, 1],
+    [1, 2, 1, 1, 1, 2, 1, 2, 0, 1, 1, 0, 2, 0],
+    [2, 0, 2, 2, 1, 0, 0, 1, 2, 1, 2, 0, 1, 1],
+    [0, 1, 0, 1, 0, 1, 1, 2, 0, 0, 1, 1, 2, 2],
+    [1, 1, 1, 0, 1, 1, 2, 2, 0, 1, 1, 0, 2, 0],
+    [1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1, 2, 0, 2],
+    [2, 1, 1, 1, 0, 1, 1, 2, 2, 2, 2, 0, 2, 2],
+    [0, 0, 1, 1, 1, 0, 2, 2, 0, 0, 1, 0, 0, 2],
+    [2, 2, 2, 1, 2, 1, 0, 1, 2, 2, 2, 1, 0, 2],
+    [1, 0, 1, 0, 2, 1, 0, 0, 1, 1, 0, 1, 0, 2],
+    [0, 1, 2, 0, 1, 1, 1, 1, 0, 1, 2, 2, 2, 1],
+    [2, 0, 2, 0, 1, 0, 1, 1, 1, 2, 0, 1, 2, 1],
+    [2, 0, 2, 2, 1, 0, 0, 1, 1, 2, 2, 2, 2, 2]], dtype=float)
+
+
+def test_a_special_solvers_failed_gap_on_few_inputs_goes_on_to_the_general_route():
+    # 14 points of a 7 × 2 grid at ε = 20 under a worst-case 0/1/2 loss: the LP with lazy pair
+    # rows left its design 0.26 % above the optimum (pairs beyond e^60 left to the repair); the
+    # general route's LP, re-solved in units of its value, proves the optimum, and says so
+    from mechdesign import Domain
+    from mechdesign.core.objectives import WorstCaseLoss
+    from mechdesign.solvers.lazy_pairs import NAME as LAZY
+
+    problem = Problem(inputs=Domain.from_grid(7, 2, 0.5), objective=WorstCaseLoss(STEEP_GRID_LOSS),
+                      privacy=[MetricPrivacy(20.0)], metric="euclidean")
+    result = problem.solve()
+    assert result.status == "optimal", result.message
+    assert result.solver["name"] == "HIGHS" and result.certificate[0].holds
+    assert result.solver["resolves"][0]["route"] == "general convex route"
+    assert any(s["solver"] == LAZY and s.get("outcome") == "solved" for s in result.solver["special_solvers"])
+    assert result.solver["bound"] <= result.objective <= result.solver["bound"] * (1 + 1e-6)

@@ -22,7 +22,7 @@ from mechdesign.core.metrics import Metric
 from mechdesign.core.objectives import Objective
 from mechdesign.core.setting import Setting, probabilities
 from mechdesign.design.program_size import ProgramTooLarge, built_rows, check_rows, declared_rows
-from mechdesign.design.resolve import needs_resolve, resolve_in_units_of_value
+from mechdesign.design.resolve import after_special_solver, needs_resolve, resolve_in_units_of_value
 from mechdesign.design.result import Result
 from mechdesign.design.trivial_designs import better_trivial_design
 from mechdesign.privacy.base import DEFAULT, Notion
@@ -278,7 +278,7 @@ class Problem:
         if chosen == "auto":
             found, attempts = self.solve_specially(limits)
             if found is not None:
-                return self.finish(*found, limits)
+                return after_special_solver(self, self.finish(*found, limits), limits)
         if self.objective.sense == "maximize":
             return self.refuse_maximised(chosen, attempts)
         try:

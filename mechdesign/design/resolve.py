@@ -31,6 +31,10 @@ accurate duals
 (15 points of a path at ε = 13 with a prior of masses down to 1e-28: HiGHS's design optimal to
 3e-10 but its own duals' bound 1.7e-6 short in every strategy; the interior point proves 1e-10,
 as do HiGHS's duals once refined, :mod:`~mechdesign.solvers.dual_refinement`).
+
+A special solver's certified design whose gap alone failed, on a problem small enough for the
+general route's LP to be as fast, is followed by the general route with the same budget
+(:func:`after_special_solver`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,43 @@ def needs_resolve(result: Result) -> bool:
     return (result.status == "failed" and bool(result.mechanisms) and record.get("name") in RESOLVED
             and all(a.holds for a in result.certificate) and "fallback" not in record
             and result.objective is not None and math.isfinite(result.objective) and result.objective > 0)
+
+
+def after_special_solver(problem, result: Result, limits: Limits) -> Result:
+    """A special solver's ``result``: as it is, or, when it is a certified design whose proven
+    gap alone failed on a problem of fewer than
+    :data:`~mechdesign.solvers.predicates.GENERAL_MIN_INPUTS` inputs (where the general route's
+    LP is as fast as the special solvers), the better of it and the general route's design, held
+    to the re-solves' budget, with the better of their bounds (each is proven for the same
+    optimum). ``solver["resolves"]`` lists the run (14 grid points at ε = 20 under a worst-case
+    loss: the LP with lazy pair rows left its design 0.26 % above the optimum, which the general
+    route's LP proves)."""
+    from mechdesign.design.program_size import ProgramTooLarge
+    from mechdesign.solvers.predicates import GENERAL_MIN_INPUTS
+
+    record = result.solver
+    if (result.status != "failed" or not result.mechanisms or not all(a.holds for a in result.certificate)
+            or record.get("name") in RESOLVED or len(problem.inputs) >= GENERAL_MIN_INPUTS
+            or problem.objective.sense != "minimize" or limits.expired()):
+        return result
+    first = float(record.get("compile_seconds") or 0.0) + float(record.get("solve_seconds") or 0.0)
+    budget = max(BUDGET_FACTOR * first, BUDGET_FLOOR)
+    runs: list[dict] = []
+    try:
+        program = problem.compile(scaled=True)
+    except ProgramTooLarge as exc:
+        record["resolves"] = [{"route": "general convex route", "status": f"not compiled: {exc}"}]
+        return result
+    own = Limits(min(budget, limits.remaining()))
+    raw, outcome = run_solver(program, "auto", False, own)
+    attempt = problem.finish(raw, outcome, limits)
+    if needs_resolve(attempt):  # (its own re-solves in units of its value, within the same budget)
+        attempt = resolve_in_units_of_value(problem, attempt, "auto", False, own)
+    attempt.solver["special_solvers"] = record.get("special_solvers")  # (what was tried before it)
+    best, _ = _judge(problem, attempt, result, _proven_bound(result), budget, limits, runs,
+                     {"route": "general convex route", "resolves": attempt.solver.get("resolves")})
+    best.solver["resolves"] = runs
+    return best
 
 
 def resolve_in_units_of_value(problem, result: Result, solver: str, verbose: bool, limits: Limits) -> Result:
