@@ -83,7 +83,7 @@ def after_special_solver(problem, result: Result, limits: Limits) -> Result:
 
     record = result.solver
     if (result.status != "failed" or not result.mechanisms or not all(a.holds for a in result.certificate)
-            or record.get("name") in RESOLVED or len(problem.inputs) >= GENERAL_MIN_INPUTS
+            or "fallback" in record or record.get("name") in RESOLVED or len(problem.inputs) >= GENERAL_MIN_INPUTS
             or problem.objective.sense != "minimize" or limits.expired()):
         return result
     first = float(record.get("compile_seconds") or 0.0) + float(record.get("solve_seconds") or 0.0)
