@@ -13,7 +13,8 @@ current multipliers (projected onto their signs), r = c − Aᵀy their reduced 
 still open, every feasible x has c·x = r·x + y·(A x), and y·(A x) = y·b − y·w for the slacks w of
 the inequality rows. So the LP over the same rows with the costs r/Δ on the columns and −y_i/Δ on
 an explicit slack w_i of each inequality row of non-zero y_i (the row held at its side) is the
-original LP again, less a constant and scaled by 1/Δ: solved by the dual simplex from the
+original LP again, less a constant and scaled by 1/Δ (up to the caps on its costs,
+:data:`ATTEMPTS`): solved by the dual simplex from the
 model's basis, its duals z correct y to y + Δz, whose reduced costs c − Aᵀ(y + Δz) =
 Δ(r/Δ − Aᵀz) are infeasible by at most Δ times HiGHS's tolerance instead of by the tolerance,
 and whose signs hold (the slack's reduced cost −y_i/Δ − z_i >= 0 keeps y_i + Δz_i <= 0 on an
@@ -47,10 +48,11 @@ ATTEMPTS = ((1.0, 1e3), (1.0, 1e6), (1e3, 1e3))
 
 
 class Refinement(NamedTuple):
-    """What :func:`refined_bound` found: the best safe bound, and the columns' values of the last
-    refinement LP solved to optimality (None when none was), an optimal point of the model's LP
-    (the refinement LP is that LP, shifted by a constant and scaled) found at the gap's scale,
-    where HiGHS's own point can lie above the optimum by more than the tolerance."""
+    """What :func:`refined_bound` found: the best safe bound, and the columns' values of the
+    refinement LP solved to optimality that last moved it (None when none was): a point of the
+    model's LP (the refinement LP is that LP, shifted by a constant and scaled), optimal for it
+    when no cost was capped, found at the gap's scale, where HiGHS's own point can lie above the
+    optimum by more than the tolerance (callers compare its value and check its rows)."""
 
     bound: float
     primal: np.ndarray | None = None
