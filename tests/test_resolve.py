@@ -373,3 +373,33 @@ def test_a_special_solvers_failed_gap_on_few_inputs_goes_on_to_the_general_route
     assert result.solver["resolves"][0]["route"] == "general convex route"
     assert any(s["solver"] == LAZY and s.get("outcome") == "solved" for s in result.solver["special_solvers"])
     assert result.solver["bound"] <= result.objective <= result.solver["bound"] * (1 + 1e-6)
+
+
+@pytest.mark.parametrize(("inputs", "goes_on"), [(5, True), (30, False)])
+def test_a_special_solvers_gap_goes_on_to_the_general_route_only_on_few_inputs(monkeypatch, inputs, goes_on):
+    # a special solver whose certified design (the uniform one) misses the tolerance on its
+    # proven gap: below 30 inputs the general route follows and proves the optimum; from 30 on
+    # (where the special solvers take over because the general route's LP grows) it does not run
+    from mechdesign import Domain
+    from mechdesign.core.objectives import WorstCaseLoss
+    from mechdesign.design import problem as problem_module
+    from mechdesign.privacy import LDP
+    from mechdesign.solvers.outcome import SolverOutcome
+    from mechdesign.solvers.registry import SpecialSolver
+
+    def uniform(problem, limits=None):
+        n = len(problem.inputs)
+        return {"default": np.full((n, n), 1.0 / n)}, SolverOutcome("optimal", {"name": "uniform"}, bound=0.0,
+                                                                   bound_proven=True)
+
+    monkeypatch.setattr(problem_module, "special_solvers",
+                        lambda: (SpecialSolver("uniform", lambda problem: None, uniform),))
+    loss = np.random.default_rng(inputs).random((inputs, inputs))
+    result = Problem(inputs=Domain.from_size(inputs), privacy=[LDP(1.0)], objective=WorstCaseLoss(loss)).solve()
+    if goes_on:
+        assert result.status == "optimal" and result.solver["name"] == "HIGHS"
+        assert result.solver["resolves"][0]["route"] == "general convex route"
+        assert result.objective < loss.mean(axis=1).max()  # better than the uniform design
+    else:
+        assert result.status == "failed" and result.solver["name"] == "uniform"
+        assert "resolves" not in result.solver
