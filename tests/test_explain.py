@@ -51,3 +51,24 @@ def test_applies_answers_every_shipped_problem_with_none_or_a_reason(path):
     for solver in special_solvers():
         reason = solver.applies(problem)
         assert reason is None or (isinstance(reason, str) and reason), solver.name
+
+
+def test_the_runs_after_the_first_are_explained_too():
+    # a special solver's design followed by the general route, and that route's re-solves: each
+    # run on its own line after the table
+    from types import SimpleNamespace
+
+    from mechdesign.cli.output import Output
+    from mechdesign.cli.render import print_explanation
+
+    lines = []
+    out = Output(terminal=False)
+    out.table = lambda *args, **kwargs: None
+    out.line = lines.append
+    result = SimpleNamespace(status="optimal", solver={
+        "name": "HIGHS", "special_solvers": [{"solver": "lazy", "applies": True, "outcome": "solved"}],
+        "resolves": [{"route": "general convex route", "status": "optimal", "objective": 0.25, "bound": 0.2499999},
+                     {"scale": 0.125, "options": {"solver": "ipm"}, "status": "failed", "objective": 0.3}]})
+    print_explanation(result, out)
+    assert lines == ["  then: general convex route: optimal, objective 0.25, bound 0.2499999",
+                     "  then: solved again in units of 0.125 (solver=ipm): failed, objective 0.3"]

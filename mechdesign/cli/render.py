@@ -160,3 +160,17 @@ def print_explanation(result, out: Output) -> None:
     out.table("Solver choice (in the order tried)", ["solver", "applies", "outcome"], rows)
     for step in s.get("path") or []:
         out.line(f"  path: {plain(step)}")
+    for run in s.get("resolves") or []:  # the runs after the first: re-solves, another route
+        out.line(f"  then: {plain(resolve_text(run))}")
+
+
+def resolve_text(run: dict) -> str:
+    """One run of a result's ``solver["resolves"]`` in a line: the route, or the units and
+    options it was solved again in; its status, objective and bound."""
+    if "route" in run:
+        what = str(run["route"])
+    else:
+        options = ", ".join(f"{k}={v}" for k, v in (run.get("options") or {}).items())
+        what = f"solved again in units of {run.get('scale'):.6g}" + (f" ({options})" if options else "")
+    numbers = [f"{key} {run[key]:.10g}" for key in ("objective", "bound") if isinstance(run.get(key), float)]
+    return f"{what}: {run.get('status')}" + (f", {', '.join(numbers)}" if numbers else "")
