@@ -42,10 +42,12 @@ from __future__ import annotations
 import math
 
 from mechdesign.core.limits import Limits, relative_gap
+from mechdesign.design.program_size import ProgramTooLarge
 from mechdesign.design.result import Result
 from mechdesign.solvers import metric_interior_route
 from mechdesign.solvers.convex_route import HIGHS_RESOLVES, run_solver
 from mechdesign.solvers.highs_model import SolverDeclined
+from mechdesign.solvers.predicates import GENERAL_MIN_INPUTS
 
 #: the runs of a conic program in units of the best value so far (a second run in the units
 #: of a value the first improved closed one more of 43 gaps in the random-notions benchmark)
@@ -78,9 +80,6 @@ def after_special_solver(problem, result: Result, limits: Limits) -> Result:
     optimum). ``solver["resolves"]`` lists the run (14 grid points at ε = 20 under a worst-case
     loss: the LP with lazy pair rows left its design 0.26 % above the optimum, which the general
     route's LP proves)."""
-    from mechdesign.design.program_size import ProgramTooLarge
-    from mechdesign.solvers.predicates import GENERAL_MIN_INPUTS
-
     record = result.solver
     if (result.status != "failed" or not result.mechanisms or not all(a.holds for a in result.certificate)
             or "fallback" in record or record.get("name") in RESOLVED or len(problem.inputs) >= GENERAL_MIN_INPUTS
