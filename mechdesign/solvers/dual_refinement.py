@@ -80,11 +80,14 @@ def refined_bound(h, bound_at: Callable[[np.ndarray], float], value: float, limi
             gap = value - best
             if not (np.isfinite(gap) and gap > aim) or (limits is not None and limits.expired()):
                 return Refinement(best, primal)
-            found, optimal = _solve_refinement(lp, basis, cost, A, y, row_lower, row_upper, multiple * gap, cap,
-                                               limits)
-            if found is None:  # (duals of any status are candidates: the bound is proven on them)
-                continue
-            candidate = projected(y + multiple * gap * found.row_dual, row_lower, row_upper)
+            with np.errstate(over="ignore", invalid="ignore"):  # (a bound near −1e308: nothing to refine)
+                scale = multiple * gap
+                if not np.isfinite(scale):
+                    return Refinement(best, primal)
+                found, optimal = _solve_refinement(lp, basis, cost, A, y, row_lower, row_upper, scale, cap, limits)
+                if found is None:  # (duals of any status are candidates: the bound is proven on them)
+                    continue
+                candidate = projected(y + scale * found.row_dual, row_lower, row_upper)  # (not a number: 0)
             bound = bound_at(candidate)
             if bound > best:
                 y, best, moved = candidate, bound, True
