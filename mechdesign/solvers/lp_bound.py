@@ -157,20 +157,26 @@ def propagate_box(A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray, 
     return lower, upper
 
 
-def proven_lp_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray,
-                    y: np.ndarray, lower: np.ndarray, upper: np.ndarray, cutoff: float | None) -> float:
-    """A rigorous lower bound on min c·x over {L <= Ax <= U, lower <= x <= upper}.
-
-    The box for the Lagrangian bound is propagated from the rows, the column bounds and, when
-    ``cutoff`` (a value some feasible point attains, or more) is given, the row c·x <= cutoff.
-    Returns −inf when no finite bound is proven."""
+def cutoff_box(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray, lower: np.ndarray,
+               upper: np.ndarray, cutoff: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The box [lower, upper] propagated from the rows, the column bounds and, when ``cutoff``
+    (a value some feasible point attains, or more) is given, the row c·x <= cutoff: it keeps
+    every optimal solution."""
     A = sp.csr_matrix(A)
     rows, rl, ru = A, np.asarray(row_lower, float), np.asarray(row_upper, float)
     if cutoff is not None and np.isfinite(cutoff):
         rows = sp.vstack([A, sp.csr_matrix(np.asarray(c, float)[None, :])], format="csr")
         rl = np.append(rl, -np.inf)
         ru = np.append(ru, float(cutoff))
-    box_lower, box_upper = propagate_box(rows, rl, ru, lower, upper)
+    return propagate_box(rows, rl, ru, lower, upper)
+
+
+def proven_lp_bound(c: np.ndarray, A: sp.spmatrix, row_lower: np.ndarray, row_upper: np.ndarray,
+                    y: np.ndarray, lower: np.ndarray, upper: np.ndarray, cutoff: float | None) -> float:
+    """A rigorous lower bound on min c·x over {L <= Ax <= U, lower <= x <= upper}: the
+    Lagrangian bound at ``y`` on the box :func:`cutoff_box` propagates. Returns −inf when no
+    finite bound is proven."""
+    box_lower, box_upper = cutoff_box(c, A, row_lower, row_upper, lower, upper, cutoff)
     return lagrangian_bound(c, A, row_lower, row_upper, y, box_lower, box_upper)
 
 
@@ -218,23 +224,20 @@ class LPSnapshot:
         if self.duals is None:
             return -np.inf
         cut = None if cutoff is None else cutoff - self.offset
-        value = proven_lp_bound(self.c, self.A, self.row_lower, self.row_upper, self.duals,
-                                self.lower, self.upper, cut)
+        box = cutoff_box(self.c, self.A, self.row_lower, self.row_upper, self.lower, self.upper, cut)
+        value = lagrangian_bound(self.c, self.A, self.row_lower, self.row_upper, self.duals, *box)
         if (self.model is not None and self.refine_above is not None and cut is not None and np.isfinite(cut)
                 and cut - value > self.refine_above * abs(cutoff)):
-            value = max(value, self._refined(cut))
+            value = max(value, self._refined(cut, box))
         return value + self.offset - 4 * EPS * abs(self.offset)
 
-    def _refined(self, cut: float) -> float:
-        """The bound at the refined duals (on the box the cut-off ``cut`` propagates), which then
-        replace the solver's for later bounds; refined once per snapshot."""
+    def _refined(self, cut: float, box: tuple[np.ndarray, np.ndarray]) -> float:
+        """The bound at the refined duals on ``box`` (propagated with the cut-off ``cut``), which
+        then replace the solver's for later bounds; refined once per snapshot."""
         from mechdesign.core.limits import Limits
         from mechdesign.solvers.dual_refinement import refined_bound
 
         aim, self.refine_above = self.refine_above / 2 * abs(cut), None
-        rows = sp.vstack([self.A, sp.csr_matrix(self.c[None, :])], format="csr")
-        box = propagate_box(rows, np.append(self.row_lower, -np.inf), np.append(self.row_upper, cut), self.lower,
-                            self.upper)
         best = {"bound": -np.inf}
 
         def bound_at(y: np.ndarray) -> float:
