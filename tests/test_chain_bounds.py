@@ -71,6 +71,7 @@ def test_a_line_without_its_implied_bounds_reaches_the_optimum_and_keeps_them_tr
     assert start > 0.0
     while not run.done:
         run.advance()
+        lp, it = run.lp, run.it  # (over the outputs still live)
         assert np.all(it.mu[~lp.bounded] == 0.0) and it.K.min() > 0.0 and it.mu[lp.bounded].min() > 0.0
         r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
         # (up to the solves' round-off, which the refinement keeps from the bound: 1.6e-9 of

@@ -9,7 +9,13 @@ import pytest
 
 from mechdesign import Domain, Metric, MetricPrivacy, Problem
 from mechdesign.core.objectives import ExpectedLoss
-from mechdesign.solvers import dantzig_wolfe, metric_dense, metric_interior, metric_interior_memory
+from mechdesign.solvers import (
+    dantzig_wolfe,
+    metric_dense,
+    metric_interior,
+    metric_interior_memory,
+    metric_rows,
+)
 from mechdesign.solvers.highs_model import SolverDeclined
 from mechdesign.solvers.lazy_pairs import repairer
 from mechdesign.solvers.metric_interior import MetricInteriorPoint, coincident_groups
@@ -398,7 +404,7 @@ def test_nearest_pairs_are_each_inputs_smallest_exponents():
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 9, 80), rng.integers(0, 9, 80)
     exponent = rng.random(80)
-    chosen = metric_interior.nearest_pairs(a, b, exponent, 3)
+    chosen = metric_rows.nearest_pairs(a, b, exponent, 3)
     expected = np.zeros(80, bool)
     for side in (a, b):
         for x in range(9):
@@ -624,9 +630,9 @@ def test_a_refined_solve_leaves_a_smaller_residual_in_the_blocks_equations(kind)
 
     cost, d, notion = _instance(kind, 0.1, "zipf", "squared")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.1, tol=1e-6)
-    lp, it = run.lp, run.it
     while not run.done:  # to the optimum's neighbourhood
         run.advance()
+    lp, it = run.lp, run.it  # (on a line, over the outputs still live)
     # the affine direction there
     r_d = lp.cost - it.u[:, None] - it.mu - it.rows.transpose(it.lam)
     r_p = 1.0 - it.K.sum(axis=1)
@@ -653,10 +659,11 @@ def test_a_line_keeps_every_row_in_the_set_and_every_iterate_private():
     # full slack array is dropped and the set's own step lengths keep every iterate private
     cost, d, notion = _instance("line", 0.25, "zipf", "random")
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 0.25, tol=1e-9)
-    lp, it = run.lp, run.it
-    assert it.slack is None and it.rows.size == it.rows.member.size
+    assert run.it.slack is None and run.it.rows.size == run.it.rows.member.size
     while not run.done:
         run.advance()
+        lp, it = run.lp, run.it  # (rebuilt when outputs leave)
+        assert it.slack is None and it.rows.size == it.rows.member.size
         assert (lp.G @ it.K).min() >= -1e-13 * lp.coef.max()
         assert np.allclose(it.S, it.rows.slack(it.K), rtol=0, atol=1e-13 * lp.coef.max())
     assert run.value - run.bound <= 1e-9 * run.value

@@ -49,7 +49,8 @@ by the fifth step, 5 s a step instead of 1 s).
 On a chain the bounds K >= 0 that the pair rows imply are left out
 (:func:`~mechdesign.solvers.metric_reduced.chain_bounds`): their entries have no μ, and a line of
 1,000 points at ε = 0.1 with a random loss takes about a quarter fewer steps (65 instead of 90
-with a Zipf prior).
+with a Zipf prior); and the outputs whose columns have died leave the iterations, priced exactly
+for the bound (:mod:`~mechdesign.solvers.metric_live_columns`).
 
 Nothing here is trusted for the bound: for any Λ >= 0 the Lagrangian relaxation of the pair
 constraints over row-stochastic K is
@@ -77,15 +78,15 @@ from mechdesign.solvers.ldp_interior import step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain, tiled
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
+from mechdesign.solvers.metric_live_columns import carried_columns, live_view
 from mechdesign.solvers.metric_orbits import OutputOrbits
 from mechdesign.solvers.metric_passes import centred_targets, recover
 from mechdesign.solvers.metric_reduced import ReducedLP, coincident_groups  # noqa: F401 (re-exported)
-from mechdesign.solvers.metric_rows import Rows
+from mechdesign.solvers.metric_rows import Rows, nearest_pairs
 
-#: iterations before the method gives up proving an optimum: a backstop (the stall rules below
-#: end a run that stops making progress, the time limit any run), set well above the 180–200
-#: steps that 20 × 20 grids at ε = 1 with a Zipf prior take (at 200 one stopped at a gap of
-#: 6.7e-6, still closing)
+#: iterations before the method gives up proving an optimum: a backstop (the stall rules end a run
+#: that stops making progress, the time limit any run), well above the 180–200 steps of 20 × 20
+#: grids at ε = 1 with a Zipf prior (at 200 one stopped at a gap of 6.7e-6, still closing)
 MAX_ITERATIONS = 400
 #: how close to the boundary a step may go (the fraction of the largest feasible step)
 STEP_FRACTION = 0.95
@@ -219,18 +220,6 @@ def iteration_seconds(cost: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.
     return m * per_output / (1 if chain else min(solver_threads(), m))  # the outputs' ranges run at once
 
 
-def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) -> np.ndarray:
-    """Which pairs are among the ``k`` of smallest exponent of their first or of their second
-    input (ties broken by position)."""
-    chosen = np.zeros(a.size, bool)
-    for side in (a, b):
-        order = np.lexsort((exponent, side))
-        ordered = side[order]
-        rank = np.arange(a.size) - np.searchsorted(ordered, ordered, side="left")
-        chosen[order[rank < k]] = True
-    return chosen
-
-
 class _Iterate:
     """The primal (K, S) and dual (u, μ, Λ) iterate over the working set ``rows``
     (:class:`~mechdesign.solvers.metric_rows.Rows`): S and Λ hold one entry per row of the set,
@@ -276,8 +265,7 @@ class _Iterate:
             self._pairs_term = self.rows.transpose(self.lam)
         return self._pairs_term
 
-    def moved(self) -> None:
-        """Forget what was formed at the iterate before a step moved it."""
+    def moved(self) -> None:  # (forget what was formed at the iterate before a step moved it)
         self._pairs_term = None
 
     def complementarity(self) -> tuple[float, int]:
@@ -370,6 +358,7 @@ class MetricInteriorPoint:
             _check_start(lp.cost.shape[0], lp.a.size, lp.cost.shape[1], False)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
+        self.lp = live_view(self.lp) if self.lp.chain else self.lp  # (outputs leave once dead)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
         self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self._grew = -STALL_ITERATIONS  # (the last one at which the set grew by STALL_RESTART_GROWTH)
@@ -380,15 +369,16 @@ class MetricInteriorPoint:
 
     @property
     def rounds_note(self) -> str:
-        """What the path adds to the rounds: the steps in single precision, the outputs kept (one per orbit)."""
+        """What the path adds to the rounds: the steps in single precision, the outputs kept (one per
+        orbit, or those still live at the end)."""
         notes = [f"{self.single_steps} in single precision"] if self.single_steps else []
-        if self.lp.orbits is not None:
-            notes.append(f"one output per orbit: {self.columns} of {self.lp.outputs}")
+        if self.columns < self.lp.outputs:
+            kind = "one output per orbit" if self.lp.orbits is not None else "outputs live at the end"
+            notes.append(f"{kind}: {self.columns} of {self.lp.outputs}")
         return f" ({'; '.join(notes)})" if notes else ""
 
     @property
-    def columns(self) -> int:
-        """The outputs the method works with: all of them, or one per orbit."""
+    def columns(self) -> int:  # (the outputs the method works with: all, the live ones, or one per orbit)
         return self.lp.cost.shape[1]
 
     def _evaluate(self) -> None:
@@ -471,6 +461,10 @@ class MetricInteriorPoint:
                 self._grew = self.rounds
         self._evaluate()
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
+        if self.lp.chain:
+            columns = self.columns
+            self.lp, self.it = carried_columns(self.lp, self.it, self.value - self.bound, gaps[-1])
+            self._grew = self.rounds if self.columns > columns else self._grew  # (columns back: a new window)
         if single:
             self.single_steps, self._last_single = self.single_steps + 1, self.rounds
             recent = gaps[-1 - SINGLE_PRECISION_PROGRESS:]

@@ -162,3 +162,15 @@ class Rows:
         runs = self.runs
         self._by_outputs(lambda lo, hi: rows_chain(weights, *runs, diagonal, off, lo, hi))
         return diagonal, off
+
+
+def nearest_pairs(a: np.ndarray, b: np.ndarray, exponent: np.ndarray, k: int) -> np.ndarray:
+    """Which pairs are among the ``k`` of smallest exponent of their first or of their second
+    input (ties broken by position)."""
+    chosen = np.zeros(a.size, bool)
+    for side in (a, b):
+        order = np.lexsort((exponent, side))
+        ordered = side[order]
+        rank = np.arange(a.size) - np.searchsorted(ordered, ordered, side="left")
+        chosen[order[rank < k]] = True
+    return chosen
