@@ -55,7 +55,8 @@ def test_the_deficits_are_those_of_explicit_multipliers_and_zero_exactly_when_no
     if split is not None:  # a pair beyond the iterations' range: two chains
         up[split], down[split] = 0.0, 0.0
     out = np.full((g, k), np.nan)
-    chain_deficits(np.ascontiguousarray(r), up, down, out)
+    minima = rng.normal(size=g)  # (the kernel takes the costs and the row minima apart)
+    chain_deficits(np.ascontiguousarray(r + minima[:, None]), minima, up, down, out)
     assert np.all(out <= 0.0)
     outcomes = set()
     for y in range(k):
@@ -76,7 +77,7 @@ def test_a_column_that_prices_out_by_a_hair_loses_a_hair_not_its_deficit_charged
     r[-1, 0] = -1e-12
     up = down = np.full(g - 1, np.exp(5.0))
     out = np.zeros((g, 1))
-    chain_deficits(r, up, down, out)
+    chain_deficits(r, np.zeros(g), up, down, out)
     assert out.sum() == pytest.approx(-1e-12, rel=1e-9)
 
 
@@ -220,7 +221,7 @@ def test_a_revived_column_comes_back_as_it_faded_with_the_duals_it_had(monkeypat
     # a revived column is not dropped again: with every column dead, all the others go
     monkeypatch.setattr(live, "DEAD_SHARE", 0.0)
     monkeypatch.setattr(live, "DEAD_ENTRY", 2.0)
-    assert list(live.carried_columns(lp, it, 1.0, 1e-3)[0].live) == [2]
+    assert list(live.carried_columns(lp, it, 1.0, [1e-3])[0].live) == [2]
 
 
 def test_the_bound_with_dropped_outputs_is_the_lagrangian_of_explicit_multipliers(monkeypatch):
@@ -236,3 +237,19 @@ def test_the_bound_with_dropped_outputs_is_the_lagrangian_of_explicit_multiplier
     minima = lp2.row_minima(reduced)
     assert np.allclose(minima, reduced.min(axis=1) + lp2.deficits.min(axis=1), rtol=0, atol=1e-15)
     assert np.all(minima <= reduced.min(axis=1))
+
+
+def test_drops_are_undone_when_the_gap_stops_halving_with_columns_dropped(monkeypatch):
+    run = _advanced(0.25, 8, monkeypatch)
+    before = run.it.K.copy()
+    monkeypatch.setattr(live, "DEAD_SHARE", 0.0)
+    monkeypatch.setattr(live, "DEAD_ENTRY", 0.5)  # (the column of the largest entry stays)
+    lp, it = live.carried_columns(run.lp, run.it, 1.0, [0.05])
+    assert 1 <= lp.live.size < 12 and lp.kept["since"] == 1
+    monkeypatch.setattr(live, "DEAD_SHARE", 2.0)  # (no more drops)
+    flat = [0.05] * (live.DROPPED_STALL + 1)  # (no deficit: only the stall can undo)
+    lp.deficits[:] = 0.0
+    assert live.carried_columns(lp, it, 1.0, flat[:-1])[0] is lp  # not yet a full window
+    undone, start = live.carried_columns(lp, it, 1.0, flat)
+    assert undone.dead.size == 0 and np.array_equal(start.K, before) and undone.kept["undone"]
+    assert live.carried_columns(undone, start, 1.0, [0.05])[0].dead.size == 0  # and no drop after that

@@ -286,12 +286,13 @@ def _chain_tiles_below(last: np.ndarray, first_factors: np.ndarray, through: np.
 
 
 @njit(cache=True)
-def chain_deficits(r: np.ndarray, up: np.ndarray, down: np.ndarray, out: np.ndarray) -> None:
-    """Deficits of columns whose reduced costs are ``r`` (g, k), for the Lagrangian bound: out
-    (g, k) <= 0 such that multipliers Λ >= 0 of the chain's pair rows exist with
-    r − GᵀΛ >= out, and out = 0 exactly when no private column has a negative reduced cost
-    (the column prices out otherwise). ``up[x]`` bounds K[x + 1] <= up[x]·K[x] and
-    ``down[x]`` K[x] <= down[x]·K[x + 1] (0 where the pair is missing).
+def chain_deficits(cost: np.ndarray, minima: np.ndarray, up: np.ndarray, down: np.ndarray, out: np.ndarray) -> None:
+    """Deficits of columns whose reduced costs are r = ``cost`` (g, k) less ``minima`` (g,) in
+    every column, for the Lagrangian bound: out (g, k) <= 0 such that multipliers Λ >= 0 of the
+    chain's pair rows exist with r − GᵀΛ >= out, and out = 0 exactly when no private column
+    has a negative reduced cost (the column prices out otherwise). ``up[x]`` bounds
+    K[x + 1] <= up[x]·K[x] and ``down[x]`` K[x] <= down[x]·K[x + 1] (0 where the pair is
+    missing).
 
     Two choices of multipliers, going up the rows, and per column the one that loses less
     (the smaller sum of deficits): (1) a deficit at x + 1 is charged to x through the pair that
@@ -300,39 +301,60 @@ def chain_deficits(r: np.ndarray, up: np.ndarray, down: np.ndarray, out: np.ndar
     r·k over the private columns k with k there 1 (exact pricing); (2) the same, but a deficit
     takes from x only what x's surplus covers and the rest stays where it is (charged on, a
     deficit grows by each coefficient it passes: near the optimum a column that prices out by
-    round-off can show a deficit of 1e217 in (1) and of 1e-12 in (2))."""
-    g, k = r.shape
-    local = np.zeros((g, k))
+    round-off can show a deficit of 1e217 in (1) and of 1e-12 in (2)). Choice (2) is written to
+    ``out`` as it goes, choice (1) only for the columns where it loses less, in a second pass."""
+    g, k = cost.shape
     carry, kept = np.empty(k), np.empty(k)
+    lost, lost_local = np.zeros(k), np.zeros(k)  # (each choice's sum of deficits)
     for y in range(k):
-        carry[y] = kept[y] = r[g - 1, y]
+        carry[y] = kept[y] = cost[g - 1, y] - minima[g - 1]
         out[g - 1, y] = 0.0
     for x in range(g - 2, -1, -1):
+        m = minima[x]
         for y in range(k):
+            r = cost[x, y] - m
             out[x, y] = 0.0
             v = carry[y]
             if v < 0.0:
                 if up[x] > 0.0:
-                    carry[y] = r[x, y] + up[x] * v
+                    carry[y] = r + up[x] * v
                 else:
-                    out[x + 1, y] = v
-                    carry[y] = r[x, y]
+                    lost[y] += v
+                    carry[y] = r
             else:
-                carry[y] = r[x, y] + (v / down[x] if down[x] > 0.0 else 0.0)
+                carry[y] = r + (v / down[x] if down[x] > 0.0 else 0.0)
             v = kept[y]
             if v < 0.0:
-                taken = min(-v, r[x, y] / up[x]) if up[x] > 0.0 and r[x, y] > 0.0 else 0.0
-                local[x + 1, y] = v + taken
-                kept[y] = r[x, y] - up[x] * taken
+                taken = min(-v, r / up[x]) if up[x] > 0.0 and r > 0.0 else 0.0
+                out[x + 1, y] = v + taken
+                lost_local[y] += v + taken
+                kept[y] = r - up[x] * taken
             else:
-                kept[y] = r[x, y] + (v / down[x] if down[x] > 0.0 else 0.0)
+                kept[y] = r + (v / down[x] if down[x] > 0.0 else 0.0)
+    redo = False
     for y in range(k):
-        out[0, y] = min(carry[y], 0.0)
-        local[0, y] = min(kept[y], 0.0)
-        if out[0, y] < 0.0 or local[:, y].sum() < 0.0:  # (else both are zero)
-            total = 0.0
-            for x in range(g):
-                total += out[x, y]
-            if local[:, y].sum() > total:
-                for x in range(g):
-                    out[x, y] = local[x, y]
+        out[0, y] = min(kept[y], 0.0)
+        lost_local[y] += out[0, y]
+        lost[y] += min(carry[y], 0.0)
+        redo |= lost[y] > lost_local[y]
+    if redo:  # choice (1) where it loses less: the pass again, writing its deficits
+        for y in range(k):
+            carry[y] = cost[g - 1, y] - minima[g - 1]
+        for x in range(g - 2, -1, -1):
+            m = minima[x]
+            for y in range(k):
+                if lost[y] > lost_local[y]:
+                    out[x + 1, y] = 0.0
+                    r = cost[x, y] - m
+                    v = carry[y]
+                    if v < 0.0:
+                        if up[x] > 0.0:
+                            carry[y] = r + up[x] * v
+                        else:
+                            out[x + 1, y] = v
+                            carry[y] = r
+                    else:
+                        carry[y] = r + (v / down[x] if down[x] > 0.0 else 0.0)
+        for y in range(k):
+            if lost[y] > lost_local[y]:
+                out[0, y] = min(carry[y], 0.0)

@@ -282,7 +282,7 @@ def _solve(lp: ReducedLP, it: _Iterate, newton: BlockSystem, r_p: np.ndarray, r_
     direction a step takes may then get a step of iterative refinement (:func:`_refine`)."""
     rhs = _blocks_rhs(it, r_d, t_K, t_S)
     v = newton.apply(rhs)
-    du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v)))
+    du = lp.invariant(scipy.linalg.cho_solve(newton.factor, r_p - lp.row_sums(v), check_finite=False))
     newton.add_row(du, v)  # (v becomes dK)
     return [v, du]
 
@@ -302,7 +302,7 @@ def _refine(lp: ReducedLP, it: _Iterate, newton: BlockSystem, rhs: np.ndarray, d
     corrected by the same elimination (keeping Σ_y dK = r_p)."""
     residual = rhs + du[:, None] - newton.multiply(it.rows, dK)
     v = newton.apply(residual)
-    correction = lp.invariant(scipy.linalg.cho_solve(newton.factor, -lp.row_sums(v)))
+    correction = lp.invariant(scipy.linalg.cho_solve(newton.factor, -lp.row_sums(v), check_finite=False))
     newton.add_row(correction, v)
     dK += v
     du += correction
@@ -463,7 +463,7 @@ class MetricInteriorPoint:
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
         if self.lp.chain:
             columns = self.columns
-            self.lp, self.it = carried_columns(self.lp, self.it, self.value - self.bound, gaps[-1])
+            self.lp, self.it = carried_columns(self.lp, self.it, self.value - self.bound, gaps)
             self._grew = self.rounds if self.columns > columns else self._grew  # (columns back: a new window)
         if single:
             self.single_steps, self._last_single = self.single_steps + 1, self.rounds

@@ -2,8 +2,8 @@
 
 On a line at small ε most outputs of the optimal design are unused (1,000 points at ε = 0.1, a
 Zipf prior and a random loss: 107 of 1,000), and the interior point's columns show it long
-before the end: by a proven gap of 1e-2 (step 44 of 73) every entry of 837 columns is below
-1e-3 of the iterate's largest, and the 163 others hold every column of the final design. Yet
+before the end: by a proven gap of 0.15 (step 28 of 73) every entry of 785 columns is below
+1e-2 of the iterate's largest, and the 215 others hold every column of the final design. Yet
 each step costs as much for a dead column as for a live one. So once the gap is below
 :data:`DROP_GAP` and a share of the columns is dead (:data:`DEAD_ENTRY`, :data:`DEAD_SHARE`),
 they leave the iteration and the arrays are rebuilt over the live outputs. The live columns'
@@ -27,10 +27,10 @@ largest deficits come back as they have faded, with the duals they had when they
 (:func:`revived`). Should that happen more than :data:`MAX_REVIVALS` times, or for a large share
 of the columns, the iterate goes back to where the first drop left it, every output carried,
 and the run goes on without drops (:func:`carried_columns`). Over the line's envelope (1,000
-points, ε from 0.1 to 8, three priors and three losses) no run was undone and four revived a few
-columns (at most 4 steps more than without drops); the iterations of the slowest instance, ε =
-0.1 with a Zipf prior and a random loss, took 12.4 s instead of 19.0 s, and 57 s instead of
-82 s on 2,000 points.
+points, ε from 0.1 to 8, three priors and three losses) the iterations took 277 s in all, the
+slowest 9.8 s (alone; the slowest without drops, ε = 0.1 with a Zipf prior and a random loss,
+took 19 s beside another run, 15 s alone), and on 2,000 points that instance's race took 54 s
+instead of 89 s.
 """
 
 from __future__ import annotations
@@ -42,9 +42,11 @@ import numpy as np
 from mechdesign.solvers.metric_rows import Rows
 
 #: a column is dead when every entry is below this share of the iterate's largest entry. Over the
-#: line's envelope at 1,000 points (63 instances, two runs side by side) the iterations took
-#: 368 s in all at 1e-3 and 386 s at 1e-4 (417 s without drops), the slowest 13.6 s and 14.5 s
-DEAD_ENTRY = 1e-3
+#: line's envelope at 1,000 points (63 instances; each setting run beside another, two at once)
+#: the iterations took 337 s in all at 1e-2, 368 s at 1e-3 and 386 s at 1e-4 (417 s without
+#: drops), the slowest 12.9 s, 13.6 s and 14.5 s (19.0 s); at 1e-2 none was undone, twelve
+#: revived a few columns, none took more than 5 steps more than without drops
+DEAD_ENTRY = 1e-2
 #: the columns leave the iteration once the dead ones are at least this share of those carried
 #: (each rebuild costs about a pass over the arrays; fewer dead columns save little)
 DEAD_SHARE = 0.25
@@ -57,6 +59,10 @@ DROP_GAP = 0.1
 REVIVE_SHARE = 0.1
 #: revivals at most, each of at most this share of the live columns; beyond, the drops are undone
 MAX_REVIVALS, REVIVE_MOST = 3, 0.1
+#: the drops are undone when the gap has not halved over this many steps since the last drop or
+#: revival (half the interior point's own stall window): dropped from a gap of 0.47, 2,000 points
+#: at ε = 0.1 took 70 steps from 0.11 to 0.063, revivals and all, before the revivals ran out
+DROPPED_STALL = 15
 
 
 class LiveColumns:
@@ -110,7 +116,7 @@ class LiveColumns:
 
         minima = reduced.min(axis=1)
         if self.dead.size:
-            chain_deficits(self._dead_cost - minima[:, None], self._up, self._down, self.deficits)
+            chain_deficits(self._dead_cost, minima, self._up, self._down, self.deficits)
             minima = minima + self.deficits.min(axis=1)
         return minima
 
@@ -203,30 +209,35 @@ def revived(lp: LiveColumns, it, back: np.ndarray):
     return new_lp, new
 
 
-def carried_columns(lp: LiveColumns, it, gap: float, relative: float):
+def carried_columns(lp: LiveColumns, it, gap: float, gaps: list[float]):
     """(the LP, the iterate) after this iterate's drops and revivals, given the proven ``gap``
-    (and ``relative`` to the value). When the dropped columns' deficits cost the last bound more
-    than :data:`REVIVE_SHARE` of the gap, those of the largest deficits that make up nine tenths
-    of them come back (:func:`revived`) — or, after :data:`MAX_REVIVALS` revivals or when they
-    are more than :data:`REVIVE_MOST` of the live columns, the iterate before the first drop
+    and the relative ``gaps`` so far. When the dropped columns' deficits cost the last bound
+    more than :data:`REVIVE_SHARE` of the gap, those of the largest deficits that make up nine
+    tenths of them come back (:func:`revived`) — or, after :data:`MAX_REVIVALS` revivals or when
+    they are more than :data:`REVIVE_MOST` of the live columns, or when the gap has not halved
+    over :data:`DROPPED_STALL` steps with columns dropped, the iterate before the first drop
     with every output, never to drop again. Else, once the relative gap is below
     :data:`DROP_GAP` and the dead columns (:func:`dead_columns`, never a revived one) are
     :data:`DEAD_SHARE` of those carried, the LP and iterate without them."""
     kept = lp.kept
-    if lp.dead.size and -lp.deficits.min(axis=1).sum() > REVIVE_SHARE * gap:
+    stalled = (lp.dead.size and len(gaps) - kept.get("since", len(gaps)) >= DROPPED_STALL
+               and gaps[-1] > gaps[-1 - DROPPED_STALL] / 2)
+    if stalled or (lp.dead.size and -lp.deficits.min(axis=1).sum() > REVIVE_SHARE * gap):
         cost = -lp.deficits.sum(axis=0)
         order = np.argsort(-cost)
         back = np.zeros(lp.dead.size, bool)
         back[order[:np.searchsorted(np.cumsum(cost[order]), 0.9 * cost.sum()) + 1]] = True
-        if kept.get("revivals", 0) < MAX_REVIVALS and back.sum() <= REVIVE_MOST * lp.live.size:
-            kept["revivals"] = kept.get("revivals", 0) + 1
+        if not stalled and kept.get("revivals", 0) < MAX_REVIVALS and back.sum() <= REVIVE_MOST * lp.live.size:
+            kept["revivals"], kept["since"] = kept.get("revivals", 0) + 1, len(gaps)
             return revived(lp, it, back)
         kept["undone"] = True
         kept.pop("faded", None)
         return LiveColumns(lp.base, np.arange(lp.base.cost.shape[1]), kept), kept.pop("start")
-    if "undone" in kept or relative > DROP_GAP:
+    if "undone" in kept or gaps[-1] > DROP_GAP:
         return lp, it
     dead = dead_columns(it) & ~kept.get("revived", np.zeros(lp.base.cost.shape[1], bool))[lp.live]
     if dead.sum() >= DEAD_SHARE * dead.size and not dead.all():
+        kept["since"] = len(gaps)
         return dropped(lp, it, dead)
     return lp, it
+
