@@ -43,8 +43,8 @@ from mechdesign.solvers.metric_rows import Rows
 
 #: a column is dead when every entry is below this share of the iterate's largest entry. Over the
 #: line's envelope at 1,000 points (63 instances; each setting run beside another, two at once)
-#: the iterations took 337 s in all at 1e-2, 368 s at 1e-3 and 386 s at 1e-4 (417 s without
-#: drops), the slowest 12.9 s, 13.6 s and 14.5 s (19.0 s); at 1e-2 none was undone, twelve
+#: the iterations took 337 s in all at 1e-2, 368 s at 1e-3 and 366 s at 1e-4 (417 s without
+#: drops), the slowest 12.9 s, 13.6 s and 14.5 s (19.0 s); at 1e-2 none was undone, eight
 #: revived a few columns, none took more than 5 steps more than without drops
 DEAD_ENTRY = 1e-2
 #: the columns leave the iteration once the dead ones are at least this share of those carried
@@ -68,11 +68,14 @@ DROPPED_STALL = 15
 class LiveColumns:
     """A chain's :class:`~mechdesign.solvers.metric_reduced.ReducedLP` over the ``live`` outputs
     of ``base`` (indices, increasing): the same pairs and rows, the live outputs' costs, the
-    designs over every output (the dropped ones zero) and the row minima of the reduced costs
-    over every output, the dropped ones priced exactly (:attr:`deficits`: their deficits at
-    the last minima). ``kept`` holds what the drops share: the iterate before the first of them
-    (``"start"``, a copy), the dropped columns as they fade (``"faded"``, over every output),
-    and whether the drops were undone (``"undone"``: no more drops)."""
+    designs over every output (the dropped ones as they fade) and the row minima of the reduced
+    costs over every output, the dropped ones priced exactly (:attr:`deficits`: their deficits
+    at the last minima). ``kept`` holds what the drops and revivals share, over every output: the
+    iterate before the first drop (``"start"``, a copy), the dropped columns as they fade
+    (``"faded"``), their masses, slacks and duals when they were dropped (``"mass"``, ``"S"``,
+    ``"mu"``, ``"lam"``), the outputs revived (``"revived"``) and how often (``"revivals"``), the
+    step of the last drop or revival (``"since"``), and whether the drops were undone
+    (``"undone"``: no more drops)."""
 
     def __init__(self, base, live: np.ndarray, kept: dict | None = None):
         self.base, self.live = base, live
@@ -98,8 +101,9 @@ class LiveColumns:
         (in place) so that they hold what the live rows' sums miss. Every part of that residual
         shrinks by the same 1 − α a step, so one factor scales them all."""
         faded = self.kept.get("faded")
-        full = np.zeros((K.shape[0], self.base.cost.shape[1])) if faded is None else faded
-        if faded is not None:
+        if faded is None:
+            full = np.zeros((K.shape[0], self.base.cost.shape[1]))
+        else:
             held = float(faded.sum())
             faded *= min(max(float((1.0 - K.sum(axis=1)).sum()) / held, 0.0), 1.0) if held > 0 else 0.0
             full = faded.copy()
