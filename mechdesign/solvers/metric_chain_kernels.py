@@ -285,6 +285,15 @@ def _chain_tiles_below(last: np.ndarray, first_factors: np.ndarray, through: np.
                 break
 
 
+@njit(cache=True, inline="always")
+def _charged(r: float, v: float, up: float, down: float) -> tuple[float, float]:
+    """One step of :func:`chain_deficits`' choice (1) from x + 1, carrying ``v``, to x of reduced
+    cost ``r``: (the carry at x, the deficit left at x + 1 where no pair charges it on)."""
+    if v < 0.0:
+        return (r + up * v, 0.0) if up > 0.0 else (r, v)
+    return r + (v / down if down > 0.0 else 0.0), 0.0
+
+
 @njit(cache=True)
 def chain_deficits(cost: np.ndarray, minima: np.ndarray, up: np.ndarray, down: np.ndarray, out: np.ndarray) -> None:
     """Deficits of columns whose reduced costs are r = ``cost`` (g, k) less ``minima`` (g,) in
@@ -314,15 +323,8 @@ def chain_deficits(cost: np.ndarray, minima: np.ndarray, up: np.ndarray, down: n
         for y in range(k):
             r = cost[x, y] - m
             out[x, y] = 0.0
-            v = carry[y]
-            if v < 0.0:
-                if up[x] > 0.0:
-                    carry[y] = r + up[x] * v
-                else:
-                    lost[y] += v
-                    carry[y] = r
-            else:
-                carry[y] = r + (v / down[x] if down[x] > 0.0 else 0.0)
+            carry[y], deficit = _charged(r, carry[y], up[x], down[x])
+            lost[y] += deficit
             v = kept[y]
             if v < 0.0:
                 taken = min(-v, r / up[x]) if up[x] > 0.0 and r > 0.0 else 0.0
@@ -344,17 +346,7 @@ def chain_deficits(cost: np.ndarray, minima: np.ndarray, up: np.ndarray, down: n
             m = minima[x]
             for y in range(k):
                 if lost[y] > lost_local[y]:
-                    out[x + 1, y] = 0.0
-                    r = cost[x, y] - m
-                    v = carry[y]
-                    if v < 0.0:
-                        if up[x] > 0.0:
-                            carry[y] = r + up[x] * v
-                        else:
-                            out[x + 1, y] = v
-                            carry[y] = r
-                    else:
-                        carry[y] = r + (v / down[x] if down[x] > 0.0 else 0.0)
+                    carry[y], out[x + 1, y] = _charged(cost[x, y] - m, carry[y], up[x], down[x])
         for y in range(k):
             if lost[y] > lost_local[y]:
                 out[0, y] = min(carry[y], 0.0)

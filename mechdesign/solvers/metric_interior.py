@@ -78,7 +78,7 @@ from mechdesign.solvers.ldp_interior import step_lengths
 from mechdesign.solvers.metric_chain import BlockSystem, ChainNewton, is_chain, tiled
 from mechdesign.solvers.metric_dense import DenseNewton, factors_and_inverse_sum
 from mechdesign.solvers.metric_interior_memory import check_growth, check_memory
-from mechdesign.solvers.metric_live_columns import carried_columns, live_view
+from mechdesign.solvers.metric_live_columns import LiveColumns, carried_columns
 from mechdesign.solvers.metric_orbits import OutputOrbits
 from mechdesign.solvers.metric_passes import centred_targets, recover
 from mechdesign.solvers.metric_reduced import ReducedLP, coincident_groups  # noqa: F401 (re-exported)
@@ -358,7 +358,7 @@ class MetricInteriorPoint:
             _check_start(lp.cost.shape[0], lp.a.size, lp.cost.shape[1], False)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
-        self.lp = live_view(self.lp) if self.lp.chain else self.lp  # (outputs leave once dead)
+        self.lp = LiveColumns(self.lp) if self.lp.chain else self.lp  # (outputs leave once dead)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
         self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self._grew = -STALL_ITERATIONS  # (the last one at which the set grew by STALL_RESTART_GROWTH)

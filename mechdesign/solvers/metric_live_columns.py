@@ -26,7 +26,8 @@ needs (a column of the optimal design can hold 1e-7 of the largest entry): the c
 largest deficits come back as they have faded, with the duals they had when they were dropped
 (:func:`revived`). Should that happen more than :data:`MAX_REVIVALS` times, or for a large share
 of the columns, the iterate goes back to where the first drop left it, every output carried,
-and the run goes on without drops (:func:`carried_columns`). Over the line's envelope (1,000
+and the run goes on without drops (:func:`carried_columns`; the first drop keeps a copy of the
+iterate for that, and where the copies would not fit in memory the run drops nothing). Over the line's envelope (1,000
 points, ε from 0.1 to 8, three priors and three losses) the iterations took 277 s in all, the
 slowest 9.8 s (alone; the slowest without drops, ε = 0.1 with a Zipf prior and a random loss,
 took 19 s beside another run, 15 s alone), and on 2,000 points that instance's race took 54 s
@@ -36,6 +37,7 @@ instead of 89 s.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,23 +67,48 @@ MAX_REVIVALS, REVIVE_MOST = 3, 0.1
 DROPPED_STALL = 15
 
 
+@dataclass
+class Drops:
+    """What the drops and revivals of one run share, arrays over every output: the iterate before
+    the first drop (a copy), the dropped columns as they fade, and their masses, slacks and duals
+    when they were dropped (S and Λ pair-major); the outputs revived and how often, the step of
+    the last drop or revival, and whether the drops were undone (then nothing is dropped again)."""
+
+    start: object = None
+    faded: np.ndarray | None = None
+    mass: np.ndarray | None = None
+    S: np.ndarray | None = None
+    mu: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    revived: np.ndarray | None = None
+    revivals: int = 0
+    since: int | None = None
+    undone: bool = False
+
+    def keep(self, outputs: np.ndarray, full: int, K: np.ndarray, mu: np.ndarray, S: np.ndarray,
+             lam: np.ndarray) -> None:
+        """Keep the dropped columns ``outputs`` (of ``full`` outputs): K as it fades, the rest as it is."""
+        if self.faded is None:
+            self.faded, self.mu = np.zeros((K.shape[0], full)), np.zeros((K.shape[0], full))
+            self.S, self.lam, self.mass = np.zeros((S.shape[0], full)), np.zeros((S.shape[0], full)), np.zeros(full)
+        self.faded[:, outputs], self.mu[:, outputs], self.S[:, outputs], self.lam[:, outputs] = K, mu, S, lam
+        self.mass[outputs] = K.sum(axis=0)
+
+
 class LiveColumns:
     """A chain's :class:`~mechdesign.solvers.metric_reduced.ReducedLP` over the ``live`` outputs
-    of ``base`` (indices, increasing): the same pairs and rows, the live outputs' costs, the
-    designs over every output (the dropped ones as they fade) and the row minima of the reduced
-    costs over every output, the dropped ones priced exactly (:attr:`deficits`: their deficits
-    at the last minima). ``kept`` holds what the drops and revivals share, over every output: the
-    iterate before the first drop (``"start"``, a copy), the dropped columns as they fade
-    (``"faded"``), their masses, slacks and duals when they were dropped (``"mass"``, ``"S"``,
-    ``"mu"``, ``"lam"``), the outputs revived (``"revived"``) and how often (``"revivals"``), the
-    step of the last drop or revival (``"since"``), and whether the drops were undone
-    (``"undone"``: no more drops)."""
+    of ``base`` (indices, increasing; every output when None): the same pairs and rows (every
+    other attribute is the base's), the live outputs' costs, the designs over every output (the
+    dropped ones as they fade) and the row minima of the reduced costs over every output, the
+    dropped ones priced exactly (:attr:`deficits`: their deficits at the last minima). ``drops``
+    (:class:`Drops`) is shared by the LPs of one run."""
 
-    def __init__(self, base, live: np.ndarray, kept: dict | None = None):
-        self.base, self.live = base, live
-        self.kept = kept if kept is not None else {}
-        self.dead = np.setdiff1d(np.arange(base.cost.shape[1]), live)
-        self.cost = np.ascontiguousarray(base.cost[:, live])
+    def __init__(self, base, live: np.ndarray | None = None, drops: Drops | None = None):
+        m = base.cost.shape[1]
+        self.base, self.live = base, np.arange(m) if live is None else live
+        self.drops = Drops() if drops is None else drops
+        self.dead = np.setdiff1d(np.arange(m), self.live)
+        self.cost = np.ascontiguousarray(base.cost[:, self.live])
         self._dead_cost = np.ascontiguousarray(base.cost[:, self.dead])
         g = base.cost.shape[0]
         self._up, self._down = np.zeros(max(g - 1, 0)), np.zeros(max(g - 1, 0))
@@ -91,16 +118,14 @@ class LiveColumns:
         self.deficits = np.zeros((g, self.dead.size))
 
     def __getattr__(self, name: str):
-        return getattr(self.base, name)  # (the pairs, the merged inputs, the bounds, full_cost)
-
-    def row_sums(self, K: np.ndarray) -> np.ndarray:
-        return K.sum(axis=1)
+        # the pairs, the merged inputs, the bounds, full_cost; row_sums and invariant (no orbits on a chain)
+        return getattr(self.base, name)
 
     def design(self, K: np.ndarray) -> np.ndarray:
         """The design of the live columns ``K`` and of the dropped ones, faded: scaled together
         (in place) so that they hold what the live rows' sums miss. Every part of that residual
         shrinks by the same 1 − α a step, so one factor scales them all."""
-        faded = self.kept.get("faded")
+        faded = self.drops.faded
         if faded is None:
             full = np.zeros((K.shape[0], self.base.cost.shape[1]))
         else:
@@ -109,9 +134,6 @@ class LiveColumns:
             full = faded.copy()
         full[:, self.live] = K
         return full
-
-    def invariant(self, du: np.ndarray) -> np.ndarray:
-        return du
 
     def row_minima(self, reduced: np.ndarray) -> np.ndarray:
         """Per input, the least reduced cost over every output: the live columns' ``reduced``
@@ -125,11 +147,6 @@ class LiveColumns:
         return minima
 
 
-def live_view(lp) -> LiveColumns:
-    """``lp`` as a :class:`LiveColumns` (every output live at first)."""
-    return lp if isinstance(lp, LiveColumns) else LiveColumns(lp, np.arange(lp.cost.shape[1]))
-
-
 def dead_columns(it) -> np.ndarray:
     """Which of the iterate's columns are dead (every entry below :data:`DEAD_ENTRY` of the largest)."""
     return it.K.max(axis=0) < DEAD_ENTRY * it.K.max()
@@ -140,8 +157,9 @@ def _pair_major(values: np.ndarray, m: int) -> np.ndarray:
     return values.reshape(-1, m)
 
 
-def _rebuilt(lp: LiveColumns, it, K: np.ndarray, mu: np.ndarray, S: np.ndarray, lam: np.ndarray):
-    """A copy of the iterate ``it`` over ``lp``'s outputs with these arrays (pair-major S and Λ)."""
+def _rebuilt(lp: LiveColumns, it, K: np.ndarray, mu: np.ndarray, S: np.ndarray, lam: np.ndarray, excess: float):
+    """A copy of the iterate ``it`` over ``lp``'s outputs with these arrays (pair-major S and Λ),
+    carrying the dual residual but for ``excess``, the round-off part (:func:`_residual_excess`)."""
     new = copy.copy(it)
     m = K.shape[1]
     new.K, new.mu = np.ascontiguousarray(K), np.ascontiguousarray(mu)
@@ -149,37 +167,20 @@ def _rebuilt(lp: LiveColumns, it, K: np.ndarray, mu: np.ndarray, S: np.ndarray, 
     new.S, new.lam = np.ascontiguousarray(S).ravel(), np.ascontiguousarray(lam).ravel()
     new.bounds = int(lp.bounded.sum()) * m
     new.slack, new._pairs_term = None, None
+    new.carried = max(float(_residual(lp, new).max(axis=1).sum()) - excess, 0.0)
     return new
 
 
-def dropped(lp: LiveColumns, it, dead: np.ndarray):
-    """(the LP, the iterate) without the columns ``dead`` (a mask over the live ones), which join
-    the faded columns as they are (their rows' sums join the primal residual)."""
-    m = it.K.shape[1]
-    keep = ~dead
-    kept = lp.kept
-    if "start" not in kept:  # (the steps move the arrays in place)
-        kept["start"] = _copied(it)
-    lp.design(it.K)  # (the faded columns scaled to this iterate's residual)
-    S, lam = _pair_major(it.S, m), _pair_major(it.lam, m)
-    excess = _residual(lp, it).max(axis=1).sum() - it.carried
-    carried = max(float(_residual(lp, it)[:, keep].max(axis=1).sum() - excess), 0.0)
-    outputs, full = lp.live[dead], lp.base.cost.shape[1]
-    for name, values in (("faded", it.K), ("mu", it.mu), ("S", S), ("lam", lam)):
-        kept.setdefault(name, np.zeros((values.shape[0], full)))[:, outputs] = values[:, dead]
-    kept.setdefault("mass", np.zeros(full))[outputs] = it.K[:, dead].sum(axis=0)
-    new_lp = LiveColumns(lp.base, lp.live[keep], kept)
-    new = _rebuilt(new_lp, it, it.K[:, keep], it.mu[:, keep], S[:, keep], lam[:, keep])
-    new.carried = carried
-    return new_lp, new
-
-
 def _residual(lp, it) -> np.ndarray:
-    """|r_d|, the dual equation's residual at the iterate. Its Σ_x max_y, less what round-off
-    added, is what the steps carry (``it.carried``: the start's, and a revived column's, which
-    every step shrinks by 1 − α as it does the start's): a drop or a revival keeps the round-off
-    part and carries the rest over the new columns."""
+    """|r_d|, the dual equation's residual at the iterate."""
     return np.abs(lp.cost - it.u[:, None] - it.mu - it.pairs_term())
+
+
+def _residual_excess(lp, it) -> float:
+    """What round-off added to the dual residual's Σ_x max_y beyond what the steps carry
+    (``it.carried``: the start's, and a revived column's, which every step shrinks by 1 − α as
+    it does the start's): a drop or a revival keeps it and carries the rest over the new columns."""
+    return float(_residual(lp, it).max(axis=1).sum()) - it.carried
 
 
 def _copied(it):
@@ -190,27 +191,44 @@ def _copied(it):
     return new
 
 
+def dropped(lp: LiveColumns, it, dead: np.ndarray):
+    """(the LP, the iterate) without the columns ``dead`` (a mask over the live ones), which join
+    the faded columns as they are (their rows' sums join the primal residual)."""
+    m, keep, drops = it.K.shape[1], ~dead, lp.drops
+    if drops.start is None:  # (the steps move the arrays in place)
+        drops.start = _copied(it)
+    lp.design(it.K)  # (the faded columns scaled to this iterate's residual)
+    S, lam = _pair_major(it.S, m), _pair_major(it.lam, m)
+    drops.keep(lp.live[dead], lp.base.cost.shape[1], it.K[:, dead], it.mu[:, dead], S[:, dead], lam[:, dead])
+    new_lp = LiveColumns(lp.base, lp.live[keep], drops)
+    return new_lp, _rebuilt(new_lp, it, it.K[:, keep], it.mu[:, keep], S[:, keep], lam[:, keep],
+                            _residual_excess(lp, it))
+
+
 def revived(lp: LiveColumns, it, back: np.ndarray):
     """(the LP, the iterate) with the dropped outputs ``back`` (a mask over ``lp.dead``) carried
     again as they have faded (so the rows' sums with the faded columns stay at 1, and the
     revived columns are private), their slacks faded alike, with the duals they had when they
-    were dropped."""
+    were dropped; None when one has faded to nothing (the residual it stood for is gone)."""
     lp.design(it.K)  # (the faded columns scaled to this iterate's residual)
-    kept, m = lp.kept, it.K.shape[1]
+    drops, m = lp.drops, it.K.shape[1]
     outputs = lp.dead[back]
-    share = kept["faded"][:, outputs].sum(axis=0) / kept["mass"][outputs]
-    K = kept["faded"][:, outputs].copy()
-    kept["faded"][:, outputs] = 0.0
+    share = drops.faded[:, outputs].sum(axis=0) / drops.mass[outputs]
+    if not np.all(share > 0):
+        return None
+    K = drops.faded[:, outputs].copy()
+    drops.faded[:, outputs] = 0.0
     live = np.concatenate([lp.live, outputs])
     order = np.argsort(live)
-    arrays = [np.concatenate([mine, kept[name][:, outputs] * (share if name == "S" else 1.0)], axis=1)[:, order]
-              for name, mine in (("mu", it.mu), ("S", _pair_major(it.S, m)), ("lam", _pair_major(it.lam, m)))]
-    new_lp = LiveColumns(lp.base, live[order], kept)
-    kept.setdefault("revived", np.zeros(lp.base.cost.shape[1], bool))[outputs] = True
-    excess = _residual(lp, it).max(axis=1).sum() - it.carried
-    new = _rebuilt(new_lp, it, np.concatenate([it.K, K], axis=1)[:, order], *arrays)
-    new.carried = max(float(_residual(new_lp, new).max(axis=1).sum() - excess), 0.0)
-    return new_lp, new
+    mu = np.concatenate([it.mu, drops.mu[:, outputs]], axis=1)[:, order]
+    S = np.concatenate([_pair_major(it.S, m), drops.S[:, outputs] * share], axis=1)[:, order]
+    lam = np.concatenate([_pair_major(it.lam, m), drops.lam[:, outputs]], axis=1)[:, order]
+    if drops.revived is None:
+        drops.revived = np.zeros(lp.base.cost.shape[1], bool)
+    drops.revived[outputs] = True
+    new_lp = LiveColumns(lp.base, live[order], drops)
+    return new_lp, _rebuilt(new_lp, it, np.concatenate([it.K, K], axis=1)[:, order], mu, S, lam,
+                            _residual_excess(lp, it))
 
 
 def carried_columns(lp: LiveColumns, it, gap: float, gaps: list[float]):
@@ -223,25 +241,41 @@ def carried_columns(lp: LiveColumns, it, gap: float, gaps: list[float]):
     with every output, never to drop again. Else, once the relative gap is below
     :data:`DROP_GAP` and the dead columns (:func:`dead_columns`, never a revived one) are
     :data:`DEAD_SHARE` of those carried, the LP and iterate without them."""
-    kept = lp.kept
-    stalled = (lp.dead.size and len(gaps) - kept.get("since", len(gaps)) >= DROPPED_STALL
+    drops = lp.drops
+    stalled = (lp.dead.size > 0 and drops.since is not None and len(gaps) - drops.since >= DROPPED_STALL
                and gaps[-1] > gaps[-1 - DROPPED_STALL] / 2)
     if stalled or (lp.dead.size and -lp.deficits.min(axis=1).sum() > REVIVE_SHARE * gap):
         cost = -lp.deficits.sum(axis=0)
         order = np.argsort(-cost)
         back = np.zeros(lp.dead.size, bool)
         back[order[:np.searchsorted(np.cumsum(cost[order]), 0.9 * cost.sum()) + 1]] = True
-        if not stalled and kept.get("revivals", 0) < MAX_REVIVALS and back.sum() <= REVIVE_MOST * lp.live.size:
-            kept["revivals"], kept["since"] = kept.get("revivals", 0) + 1, len(gaps)
-            return revived(lp, it, back)
-        kept["undone"] = True
-        kept.pop("faded", None)
-        return LiveColumns(lp.base, np.arange(lp.base.cost.shape[1]), kept), kept.pop("start")
-    if "undone" in kept or gaps[-1] > DROP_GAP:
+        if not stalled and drops.revivals < MAX_REVIVALS and back.sum() <= REVIVE_MOST * lp.live.size:
+            found = revived(lp, it, back)
+            if found is not None:
+                drops.revivals, drops.since = drops.revivals + 1, len(gaps)
+                return found
+        start = drops.start
+        return LiveColumns(lp.base, drops=Drops(undone=True)), start
+    if drops.undone or gaps[-1] > DROP_GAP:
         return lp, it
-    dead = dead_columns(it) & ~kept.get("revived", np.zeros(lp.base.cost.shape[1], bool))[lp.live]
+    dead = dead_columns(it)
+    if drops.revived is not None:
+        dead &= ~drops.revived[lp.live]
     if dead.sum() >= DEAD_SHARE * dead.size and not dead.all():
-        kept["since"] = len(gaps)
+        if drops.start is None and not _copies_fit(lp, it):
+            drops.undone = True  # (no drops in this run: their copies would not fit)
+            return lp, it
+        drops.since = len(gaps)
         return dropped(lp, it, dead)
     return lp, it
 
+
+def _copies_fit(lp: LiveColumns, it) -> bool:
+    """Whether what the first drop copies fits in the share of the memory available that the
+    iterations' arrays may take (:mod:`~mechdesign.solvers.metric_interior_memory`): the iterate
+    before it (K, μ, S, Λ) and the dropped columns' arrays over every output (as many again)."""
+    from mechdesign.solvers.metric_interior_memory import MEMORY_SHARE, available_bytes
+
+    available = available_bytes()
+    need = 2 * 8.0 * (2 * it.K.size + 2 * it.S.size)
+    return available is None or need <= MEMORY_SHARE * available
