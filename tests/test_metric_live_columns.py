@@ -290,3 +290,18 @@ def test_no_drops_when_their_copies_would_not_fit(monkeypatch):
         carried.append(run.columns)
     assert min(carried) == cost.shape[1] and run.lp.drops.undone
     _check(run, cost, d, notion)
+
+
+def test_a_column_that_faded_to_nothing_is_not_revived(monkeypatch):
+    # once the residual a dropped column stood for is gone, it has no entries to come back with
+    # (a zero column has no interior): the revival declines and the caller undoes the drops
+    run = _advanced(0.25, 8, monkeypatch)
+    dead = np.zeros(run.it.K.shape[1], bool)
+    dead[[3, 7]] = True
+    lp, it = live.dropped(run.lp, run.it, dead)
+    lp.drops.faded[:] = 0.0
+    assert live.revived(lp, it, np.array([True, False])) is None
+    lp.deficits[:] = -1.0  # (every dropped column prices out)
+    monkeypatch.setattr(live, "REVIVE_MOST", 1.0)  # (a revival is tried first)
+    undone, start = live.carried_columns(lp, it, 1e-3, [1e-3])
+    assert undone.dead.size == 0 and undone.drops.undone and start is not it
