@@ -305,3 +305,14 @@ def test_a_column_that_faded_to_nothing_is_not_revived(monkeypatch):
     monkeypatch.setattr(live, "REVIVE_MOST", 1.0)  # (a revival is tried first)
     undone, start = live.carried_columns(lp, it, 1e-3, [1e-3])
     assert undone.dead.size == 0 and undone.drops.undone and start is not it
+
+
+def test_a_column_faded_so_far_that_its_weights_overflow_is_not_revived(monkeypatch):
+    run = _advanced(0.25, 8, monkeypatch)
+    dead = np.zeros(run.it.K.shape[1], bool)
+    dead[[3, 7]] = True
+    lp, it = live.dropped(run.lp, run.it, dead)
+    lp.drops.faded *= 1e-310  # (subnormal: Λ/S beyond the largest float)
+    assert live.revived(lp, it, np.array([True, False])) is None
+    lp.drops.faded /= 1e-310 / 1e-3  # (a thousandth of its mass: it comes back)
+    assert live.revived(lp, it, np.array([True, False])) is not None

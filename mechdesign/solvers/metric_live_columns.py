@@ -209,19 +209,22 @@ def revived(lp: LiveColumns, it, back: np.ndarray):
     """(the LP, the iterate) with the dropped outputs ``back`` (a mask over ``lp.dead``) carried
     again as they have faded (so the rows' sums with the faded columns stay at 1, and the
     revived columns are private), their slacks faded alike, with the duals they had when they
-    were dropped; None when one has faded to nothing (the residual it stood for is gone)."""
+    were dropped; None when one has faded to nothing (the residual it stood for is gone) or so
+    far that its Newton weights (Λ/S, μ/K) would overflow."""
     lp.design(it.K)  # (the faded columns scaled to this iterate's residual)
     drops, m = lp.drops, it.K.shape[1]
     outputs = lp.dead[back]
     share = drops.faded[:, outputs].sum(axis=0) / drops.mass[outputs]
-    if not np.all(share > 0):
+    K, S_back = drops.faded[:, outputs].copy(), drops.S[:, outputs] * share
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # (its Newton weights Λ/S and μ/K)
+        sound = np.isfinite(drops.lam[:, outputs] / S_back).all() and np.isfinite(drops.mu[:, outputs] / K).all()
+    if not (np.all(share > 0) and sound):
         return None
-    K = drops.faded[:, outputs].copy()
     drops.faded[:, outputs] = 0.0
     live = np.concatenate([lp.live, outputs])
     order = np.argsort(live)
     mu = np.concatenate([it.mu, drops.mu[:, outputs]], axis=1)[:, order]
-    S = np.concatenate([_pair_major(it.S, m), drops.S[:, outputs] * share], axis=1)[:, order]
+    S = np.concatenate([_pair_major(it.S, m), S_back], axis=1)[:, order]
     lam = np.concatenate([_pair_major(it.lam, m), drops.lam[:, outputs]], axis=1)[:, order]
     if drops.revived is None:
         drops.revived = np.zeros(lp.base.cost.shape[1], bool)
