@@ -3,6 +3,7 @@ output; scipy/HiGHS at tight tolerances) across ε, priors and losses; its bound
 inputs, its refusals, and its place in the general-metric portfolio."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -155,6 +156,40 @@ def test_it_declines_when_its_gap_stops_halving(monkeypatch):
     run.gaps[:] = [1e-9, 1e-9, 1e-9, 1e-9]  # as if four iterations had closed nothing
     with pytest.raises(SolverDeclined, match="did not halve over 3"):
         run.advance()
+
+
+@pytest.mark.parametrize("kind", ["points", "line"])
+def test_newton_weights_beyond_the_largest_float_decline_without_a_warning(kind):
+    # a slack that underflowed against its dual leaves Λ/S beyond every float: the step cannot
+    # be taken (its system would be inf and nan), so the method declines, quietly
+    cost, d, notion = _instance(kind, 1.0, "uniform", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0, tol=0.0)
+    run.it.S[0] = 5e-324
+    run.it.lam[0] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(SolverDeclined, match="overflowed"):
+            run.advance()
+
+
+def test_a_problem_whose_optimum_underflows_is_solved_without_overflow():
+    # drawn by the property audit: ε = 111 over distances near 10 (ε·d ≈ 1110: every pair's
+    # factor beyond the largest float) and two coincident points; the optimum is 0 and the
+    # interior point's slacks underflow at its start — it declines and the design is optimal
+    from mechdesign import problem_from_dict
+
+    spec = {"name": "underflow", "inputs": {"points": [[30.0000001, 20.0000001], [10.0000000000001, 20.0000000000001],
+                                                       [20.0000001, 20.0000001], [0.0, 0.0],
+                                                       [10.0000000000001, 20.0000000000001]]},
+            "metric": {"kind": "euclidean"}, "distributions": {"prior": [0.21875, 0.28125, 0.21875, 0.0, 0.28125]},
+            "privacy": [{"notion": "metric", "epsilon": 111.02027258686434}],
+            "objective": {"kind": "expected-loss", "prior": "prior", "loss": "squared"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = problem_from_dict(spec).solve()
+    assert result.status == "optimal" and all(a.holds for a in result.certificate)
+    assert result.objective == pytest.approx(0.0, abs=1e-300)
+    assert any("overflowed" in step for step in result.solver["path"])
 
 
 def test_a_working_set_that_grew_in_the_window_is_no_stall(monkeypatch):

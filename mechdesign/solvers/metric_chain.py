@@ -35,8 +35,13 @@ class BlockSystem:
     :meth:`apply_row` and :meth:`add_row`; :meth:`multiply`, H_y v[:, y] as a product."""
 
     def weigh(self, it) -> np.ndarray:
-        """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too."""
-        self.weights, self.bound_weights = np.divide(it.lam, it.S, out=it.rows.empty()), it.mu / it.K
+        """Keep and return the working rows' weights Λ/S; keep the bounds' μ/K too. Weights
+        beyond the largest float (slacks that underflowed against their duals: an iterate that
+        has left every scale a step could take) raise :class:`SolverDeclined`."""
+        with np.errstate(over="ignore"):
+            self.weights, self.bound_weights = np.divide(it.lam, it.S, out=it.rows.empty()), it.mu / it.K
+        if not (np.isfinite(self.weights.max(initial=0.0)) and np.isfinite(self.bound_weights.max(initial=0.0))):
+            raise SolverDeclined("the Newton weights Λ/S or μ/K overflowed: the iterate's slacks underflowed")
         return self.weights
 
     def multiply(self, rows, v: np.ndarray) -> np.ndarray:
