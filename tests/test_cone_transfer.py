@@ -112,6 +112,26 @@ def test_a_flow_bound_over_some_pairs_is_still_a_bound():
     assert below > 0  # (the restriction shows: else the test proves nothing about it)
 
 
+def test_flow_values_beyond_the_capacities_are_scaled_back_before_the_bound(monkeypatch):
+    # HiGHS's values are feasible only to its tolerances in its scaled model: a far pair
+    # (coefficient e^26) carrying 2e-13 takes 0.039 from a surplus of 2e-5. The deficit at 0 is
+    # covered by its neighbour (e^2·1e-3 <= 1e-2): the box minimum is 0, and so is the bound
+    from mechdesign.solvers import cone_flow
+
+    a = np.array([-1e-3, 1e-2, 2e-5])
+    i, j, coef = _all_pairs(np.array([[0.0, 0.0], [1.0, 0.0], [13.0, 0.0]]), 2.0)
+
+    def loose_flow(a, i, j, coef, limits):  # the exact flow, plus round-off on the far pair
+        return np.where(j == 1, 1e-3, 0.0) + np.where(j == 2, 2e-13, 0.0)
+
+    monkeypatch.setattr(cone_flow, "_flow", loose_flow)
+    assert _box_minimum(a, i, j, coef) == pytest.approx(0.0, abs=1e-15)
+    assert flow_bound(a, i, j, coef) == pytest.approx(0.0, abs=1e-15)
+    lam = cone_flow.flow_multipliers(a, i, j, coef)
+    left = a + np.bincount(i, lam, 3) - np.bincount(j, coef * lam, 3)
+    assert left[1:].min() >= -1e-18  # no surplus overdrawn
+
+
 def test_reduced_costs_without_a_negative_entry_have_a_bound_of_zero():
     i, j, coef = _all_pairs(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]), 1.0)
     assert flow_bound(np.array([0.0, 1.0, 2.0]), i, j, coef) == 0.0
