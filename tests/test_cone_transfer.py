@@ -132,6 +132,33 @@ def test_flow_values_beyond_the_capacities_are_scaled_back_before_the_bound(monk
     assert left[1:].min() >= -1e-18  # no surplus overdrawn
 
 
+def test_pairs_that_could_carry_next_to_nothing_stay_out_of_the_flow_lp(monkeypatch):
+    # a pair whose surplus over its coefficient is below a 1e-9 share of its deficit carries
+    # nothing a bound needs; the LP never sees it, and the bound is still the box minimum
+    from mechdesign.solvers import cone_flow
+
+    rng = np.random.default_rng(7)
+    points = rng.uniform(0, 12, size=(30, 2))
+    i, j, coef = _all_pairs(points, 2.0)  # (coefficients up to e^33)
+    seen = []
+    real = cone_flow._flow
+
+    def recording_flow(a, i, j, coef, limits):
+        seen.append(a[j] / coef / -a[i])
+        return real(a, i, j, coef, limits)
+
+    monkeypatch.setattr(cone_flow, "_flow", recording_flow)
+    for _ in range(4):
+        a = rng.normal(0.2, 1.0, size=30)
+        bound = flow_bound(a, i, j, coef)
+        exact = _box_minimum(a, i, j, coef)
+        assert bound <= exact + 1e-12 and bound == pytest.approx(exact, rel=1e-7, abs=1e-9)
+    shares = np.concatenate(seen)
+    assert shares.min() >= cone_flow.FLOW_LEAST_SHARE
+    every = np.concatenate([a[j] / coef / -a[i] for a in [rng.normal(0.2, 1.0, size=30)]])
+    assert np.any((every > 0) & (every < cone_flow.FLOW_LEAST_SHARE))  # (such pairs exist here)
+
+
 def test_reduced_costs_without_a_negative_entry_have_a_bound_of_zero():
     i, j, coef = _all_pairs(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]), 1.0)
     assert flow_bound(np.array([0.0, 1.0, 2.0]), i, j, coef) == 0.0
