@@ -31,7 +31,8 @@ from mechdesign.solvers.ray_master import box_lagrangian_bound
 
 #: a pair enters the flow LP only when it could carry at least this share of its deficit (its
 #: surplus over its coefficient): pairs that carry less matter to no bound, and their coefficients
-#: (e^26 and beyond) let HiGHS's values, feasible in its scaled model, overdraw surpluses — on a
+#: (e^26 and beyond) let HiGHS's values, feasible in its scaled model, overdraw surpluses (a pair
+#: carrying 2e-13, zero to the simplex, took 0.04 from a surplus of 2e-5) — on a
 #: 10 × 10 grid at ε = 2 reduced costs whose box minimum is −3e-14 were bounded at −0.009 with
 #: them, at −1.7e-4 with the values scaled back into the capacities, at −9e-15 without them (the
 #: greedy transfer that follows still uses them)
@@ -55,8 +56,7 @@ def flow_multipliers(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarr
     from mechdesign.solvers.cone_transfer import transfer
 
     lam = np.zeros(i.size)
-    with np.errstate(over="ignore"):
-        carry = np.flatnonzero((a[i] < 0.0) & (a[j] > 0.0) & (a[j] >= FLOW_LEAST_SHARE * coef * -a[i]))
+    carry = np.flatnonzero((a[i] < 0.0) & (a[j] > 0.0) & (a[j] / coef >= FLOW_LEAST_SHARE * -a[i]))
     if carry.size:
         lam[carry] = _within_capacities(a, i[carry], j[carry], coef[carry], _flow(a, i[carry], j[carry], coef[carry],
                                                                                limits))
@@ -68,10 +68,8 @@ def flow_multipliers(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarr
 
 def _within_capacities(a: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """``lam`` scaled down where it takes more than the flow's rows allow: each surplus x' gives
-    at most a_x' (Σ c λ over its pairs), then each deficit x takes at most −a_x (Σ λ). HiGHS's
-    values are feasible to its tolerances only in its scaled model: a pair of coefficient e^26
-    (far points at ε = 2) carrying 2e-13 — zero to the simplex — took 0.04 from a surplus of
-    2e-5, and the bound proven with it lay 0.04 below the box minimum instead of at it."""
+    at most a_x' (Σ c λ over its pairs), then each deficit x takes at most −a_x (Σ λ). (HiGHS's
+    values are feasible to its tolerances only in its scaled model; see :data:`FLOW_LEAST_SHARE`.)"""
     given = np.bincount(j, coef * lam, a.size)[j]
     lam = lam * np.minimum(1.0, np.divide(a[j], given, out=np.ones_like(given), where=given > 0))
     taken = np.bincount(i, lam, a.size)[i]
