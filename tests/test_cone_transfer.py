@@ -93,6 +93,25 @@ def test_the_flow_bound_is_the_box_minimum_over_every_pair(epsilon, shift):
         assert bound >= greedy.bound(a) - 1e-9
 
 
+def test_a_primal_simplex_that_runs_out_of_pivots_hands_the_flow_to_the_dual_simplex(monkeypatch):
+    # with no pivots allowed the primal simplex stops at the slack basis (no flow at all); the
+    # dual simplex goes on from there to the box minimum, which the greedy transfer alone misses
+    from mechdesign.solvers import cone_flow
+
+    monkeypatch.setattr(cone_flow, "FLOW_PIVOTS_PER_LINE", 0)
+    rng = np.random.default_rng(11)
+    points = rng.uniform(0, 5, size=(40, 2))
+    i, j, coef = _all_pairs(points, 1.0)
+    greedy = TransferBound(40, i, j, coef)
+    missed = 0.0
+    for _ in range(5):
+        a = rng.normal(0.3, 1.0, size=40)
+        exact = _box_minimum(a, i, j, coef)
+        assert flow_bound(a, i, j, coef) == pytest.approx(exact, rel=1e-7, abs=1e-9)
+        missed = max(missed, exact - greedy.bound(a))
+    assert missed > 1e-3  # (so the dual simplex did the work)
+
+
 def test_a_flow_bound_over_some_pairs_is_still_a_bound():
     # each point's three nearest pairs only: the relays the missing pairs would have saved are
     # not there, so the bound may lie below the box minimum, never above it
