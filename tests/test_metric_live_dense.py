@@ -41,6 +41,31 @@ def test_dead_outputs_leave_the_dense_blocks_and_the_optimum_is_the_full_lps(eps
     _check(run, cost, d, notion)
 
 
+def _points(epsilon: float, n: int = 40, seed: int = 0, loss: str = "squared"):
+    """n random points in the plane (every pair in the LP but those others imply), a Dirichlet
+    prior, the squared distance or a random loss; ε·d at most 28, so that the reference LP
+    stays well scaled."""
+    rng = np.random.default_rng(seed)
+    dom = Domain.from_points(rng.uniform(0, min(4.0, 20.0 / epsilon), size=(n, 2)))
+    metric = Metric("euclidean")
+    notion = MetricPrivacy(epsilon, metric, dom)
+    d = metric.distances(dom)
+    w = rng.dirichlet(np.ones(n))
+    cost = w[:, None] * (d**2 if loss == "squared" else rng.random((n, n)))
+    return cost / cost.max(), d, notion
+
+
+@pytest.mark.parametrize("epsilon, loss", [(0.1, "squared"), (0.25, "random"), (4.0, "squared"), (8.0, "random")])
+def test_dead_outputs_leave_scattered_points_at_every_epsilon(epsilon, loss):
+    # from ε = 0.1 (a few outputs carry the optimum) to ε = 8 (three quarters do): the drops keep the
+    # optimum of the LP over every pair, the bound below it and the design private
+    cost, d, notion = _points(epsilon, loss=loss)
+    carried = []
+    run = _run(cost, notion, watch=lambda run: carried.append(run.columns))
+    assert min(carried) < cost.shape[1]  # outputs left
+    _check(run, cost, d, notion)
+
+
 def test_the_pricing_pairs_are_the_closure_of_the_lps_pairs():
     # on a grid the LP leaves out the pairs that others imply (points in a line); the pricing
     # goes back to every pair, each with e^{ε d}: the shortest paths of ε·d along the LP's pairs
