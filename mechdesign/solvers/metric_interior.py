@@ -358,7 +358,7 @@ class MetricInteriorPoint:
             _check_start(lp.cost.shape[0], lp.a.size, lp.cost.shape[1], False)
         self.cost, self.tol, self.repair, self._repaired = np.asarray(cost, dtype=float), tol, repair, None
         self.it = _Iterate(self.lp)
-        self.lp = LiveColumns(self.lp) if self.lp.orbits is None else self.lp  # (outputs leave once dead)
+        self.lp = LiveColumns(self.lp) if self.lp.chain else self.lp  # (outputs leave once dead)
         self.value, self.bound, self.latest_bound, self._design = math.inf, -math.inf, -math.inf, None
         self.rounds, self.done, self._joined = 0, False, 0  # (the last iteration at which rows joined)
         self._grew = -STALL_ITERATIONS  # (the last one at which the set grew by STALL_RESTART_GROWTH)
@@ -461,7 +461,7 @@ class MetricInteriorPoint:
                 self._grew = self.rounds
         self._evaluate()
         gaps.append((self.value - self.bound) / max(abs(self.value), 1e-300))
-        if isinstance(self.lp, LiveColumns):
+        if self.lp.chain:
             columns = self.columns
             self.lp, self.it = carried_columns(self.lp, self.it, self.value - self.bound, gaps)
             self._grew = self.rounds if self.columns > columns else self._grew  # (columns back: a new window)
