@@ -112,6 +112,29 @@ def test_a_primal_simplex_that_runs_out_of_pivots_hands_the_flow_to_the_dual_sim
     assert missed > 1e-3  # (so the dual simplex did the work)
 
 
+def test_a_primal_simplex_that_ends_unknown_hands_the_flow_to_highss_defaults(monkeypatch):
+    # 1,000 random points at ε = 8 (coefficients beyond e^100 before the share filter): the
+    # primal simplex without presolve ends "unknown" on some of these six flows, whose values
+    # HiGHS does not vouch for; each must end optimal, solved again by HiGHS's defaults
+    import highspy
+
+    from mechdesign.solvers import cone_flow
+    from mechdesign.solvers.cone_transfer import TransferBound
+
+    rng = np.random.default_rng(1000)
+    points = rng.uniform(0, 10, size=(1000, 2))
+    d = np.linalg.norm(points[:, None] - points[None], axis=2)
+    x, z = np.nonzero(~np.eye(1000, dtype=bool))
+    pairs = TransferBound(1000, x, z, np.exp(8.0 * d[x, z]))
+    i, j, coef = pairs.i, pairs.j, pairs.coef
+    models, real = [], cone_flow.quiet_model
+    monkeypatch.setattr(cone_flow, "quiet_model", lambda **options: models.append(real(**options)) or models[-1])
+    for _ in range(6):
+        a = rng.normal(1.5, 1.0, size=1000)
+        assert flow_bound(a, i, j, coef) <= 0.0
+        assert models[-1].getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
 def test_a_flow_bound_over_some_pairs_is_still_a_bound():
     # each point's three nearest pairs only: the relays the missing pairs would have saved are
     # not there, so the bound may lie below the box minimum, never above it
