@@ -21,7 +21,7 @@ from mechdesign.solvers.highs_model import SolverDeclined
 MEMORY_SHARE = 0.5
 #: numbers held per row of the working set; arrays of |X|² × outputs entries (dense blocks'
 #: factors) and of |X|² (the chunks' sums, at most 16, and each thread's scratch blocks)
-PAIR_ARRAYS, BLOCK_ARRAYS, BLOCK_SCRATCH = 24, 1, 20
+PAIR_ARRAYS, BLOCK_ARRAYS, BLOCK_SCRATCH = 25, 1, 20
 #: bytes per (pair, output) row outside the working set: its slack (8) and membership (1)
 ROW_BYTES = 9
 

@@ -166,7 +166,7 @@ def _rebuilt(lp: LiveColumns, it, K: np.ndarray, mu: np.ndarray, S: np.ndarray, 
     new.rows = Rows(lp, np.ones((lp.a.size, m), bool))
     new.S, new.lam = np.ascontiguousarray(S).ravel(), np.ascontiguousarray(lam).ravel()
     new.bounds = int(lp.bounded.sum()) * m
-    new.slack, new._pairs_term = None, None
+    new.slack, new._pairs_term, new._excess_term = None, None, None
     new.carried = max(float(_residual(lp, new).max(axis=1).sum()) - excess, 0.0)
     return new
 
@@ -187,7 +187,7 @@ def _copied(it):
     """A copy of the iterate whose arrays the steps cannot move (the rows are not moved)."""
     new = copy.copy(it)
     new.K, new.mu, new.u, new.S, new.lam = (a.copy() for a in (it.K, it.mu, it.u, it.S, it.lam))
-    new._pairs_term = None
+    new._pairs_term = new._excess_term = None
     return new
 
 
