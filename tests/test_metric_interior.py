@@ -464,9 +464,9 @@ def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monke
     changes, excess_terms, clean = [], [], []
     join = metric_joins.join
 
-    def watched_join(lp, it, pair, out):
+    def watched_join(lp, it, pair, out, budget=np.inf):
         before = _settled_residual(lp, it)
-        join(lp, it, pair, out)
+        join(lp, it, pair, out, budget)
         changes.append(np.abs(_settled_residual(lp, it) - before).max())
 
     monkeypatch.setattr(metric_joins, "join", watched_join)
@@ -519,6 +519,22 @@ def test_joining_rows_take_at_most_their_share_of_mu_and_start_near_the_centre()
     paid = it.lam - it.excess
     assert np.all(it.excess[:rows_before] == 0) and np.all(paid >= 0) and it.excess.max() > 0
     assert np.allclose(_settled_residual(lp, it), residual_before, atol=1e-12)
+
+
+def test_the_excess_of_joining_rows_takes_at_most_its_budget_from_the_bound():
+    # the excess of the rows joining at one step may take at most the budget from the bound
+    # (Σ_x max_y |Gᵀ excess|), scaled down together; without a budget it is the floor's
+    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
+    taken = {}
+    for budget in (np.inf, 1e-3, 0.0):
+        run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+        lp, it = run.lp, run.it
+        joining, rows = ~it.rows.member, it.rows.size
+        metric_joins.join(lp, it, *np.nonzero(joining), budget=budget)
+        excess = it.excess[rows:] if it.excess is not None else np.zeros(joining.sum())
+        taken[budget] = float(np.abs(it.rows.transpose(np.concatenate([np.zeros(rows), excess]))).max(axis=1).sum())
+        assert np.all(it.lam > 0) and taken[budget] <= budget * (1 + 1e-12)
+    assert taken[np.inf] > 1e-3 and taken[1e-3] == pytest.approx(1e-3, rel=1e-9) and taken[0.0] == 0.0
 
 
 def test_the_bound_at_the_settled_duals_is_a_lagrangian_bound_above_the_raw_one():
@@ -811,10 +827,10 @@ def _stalled_in_single_precision(monkeypatch, cost, notion):
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=1e-8)
     step, stuck = metric_interior._step, []
 
-    def stalling(lp, it, refine_above=float("inf"), single=False, r_d=None):
+    def stalling(lp, it, refine_above=float("inf"), single=False, r_d=None, excess_budget=float("inf")):
         stuck.append(single and bool(run.gaps) and run.gaps[-1] < metric_interior.SINGLE_PRECISION_SLOW)
         if not stuck[-1]:
-            step(lp, it, refine_above, single, r_d)
+            step(lp, it, refine_above, single, r_d, excess_budget)
 
     monkeypatch.setattr(metric_interior, "_step", stalling)
     try:
