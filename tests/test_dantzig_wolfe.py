@@ -406,10 +406,14 @@ def test_a_decline_within_nine_tenths_of_the_tolerance_ends_with_a_certified_opt
         return True
 
     monkeypatch.setattr(metric_interior.MetricInteriorPoint, "advance", declining)
-    # this instance's gap passes through (5e-7, 9e-7), at 7.9e-7 (the path depends on how the
-    # interior point's steps go: a change of them may need another instance here)
-    problem = general_instance("euclidean-random", 2)
-    ours = problem.solve()
+    # the first instance whose gap passes through (5e-7, 9e-7) (which one does depends on how the
+    # interior point's steps go; most gaps step over the window)
+    for seed in range(1, 13):
+        seen.clear()
+        problem = general_instance("euclidean-random", seed)
+        ours = problem.solve()
+        if seen and seen[0] > 5e-7:
+            break
     assert seen and seen[0] > 5e-7
     assert any("declined with the shared gap within the tolerance" in step for step in ours.solver["path"])
     plain = problem.solve(solver="highs")

@@ -455,7 +455,7 @@ class MetricInteriorPoint:
         if r_d is not None and _residual_cost(self.it, r_d) > SINGLE_PRECISION_RESIDUAL * (self.value - self.bound):
             self._single = False
         single = self._single and (not gaps or gaps[-1] > SINGLE_PRECISION_GAP)
-        budget = metric_joins.JOIN_EXCESS_SHARE * (self.value - self.bound)  # (for joining rows' excess)
+        budget = metric_joins.excess_budget(gaps, self.value - self.bound)  # (for joining rows' excess)
         with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
             try:
                 _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single, r_d, budget)

@@ -21,8 +21,7 @@ and the rules that watch the residual for round-off (refinement, the end of sing
 see the residual at Λ − excess, which only round-off moves from zero (a row whose Λ has fallen
 below its excess counts at 0 for the bound: Λ − excess is not a dual there). The excess of the
 rows joining at one step may take at most :data:`JOIN_EXCESS_SHARE` of the proven gap from the
-bound. On the grid above, 226 steps instead of 350 (107 without that limit, but then another
-grid's bound stalled near its optimum).
+bound once the gap has stopped halving within :data:`JOIN_LIMIT_WINDOW` steps.
 """
 
 from __future__ import annotations
@@ -45,15 +44,31 @@ JOIN_SHARE = 0.5
 #: 116 and 155 s), and at 1 the grid's bound stalled at a gap of 2.4e-4: the larger the excess,
 #: the more rows whose Λ falls below it, which the bound at the settled duals cannot use
 JOIN_FLOOR = 0.3
-#: the most the excess of the rows joining at one step may take from the bound, as a share of
-#: the proven gap (their Σ_x max_y |Gᵀ excess|; beyond it their excesses are scaled down
-#: together): near the optimum the steps are shorter than the excess needs to fade, and rows
-#: kept joining (a 20 × 20 grid at ε = 1, Dirichlet prior, squared loss: without the limit the
-#: gap stopped halving at 9.7e-6 and the method declined after 144 steps; with it, 158 steps to
-#: 5e-7). The limit costs steps where the excess ran far above the gap: the 20 × 20 grid at
-#: ε = 2, Dirichlet prior, random loss took 226 steps with it (230 with a share of 1), 107
-#: without, 350 before the floor
+#: the most the excess of the rows joining at one step may take from the bound once the limit is
+#: on (:func:`excess_budget`), as a share of the proven gap (their Σ_x max_y |Gᵀ excess|; beyond
+#: it their excesses are scaled down together)
 JOIN_EXCESS_SHARE = 0.1
+#: the limit on the joining rows' excess comes on (for the rest of the run) once the proven gap
+#: has fallen by less than half over this many steps. Near the optimum the steps are shorter
+#: than the excess needs to fade, and a few rows whose Λ falls below their excess count at 0 in
+#: the bound at the settled duals: on a 20 × 20 grid at ε = 1 (Dirichlet prior, squared loss)
+#: without a limit the bound at Λ − excess (not a bound: some rows negative) came within 5e-6 of
+#: the value while the one at the settled duals, 15 to 800 rows of 1.2 million clipped at 0,
+#: stayed 1e-2 to 19 below it, the gap stuck near 8e-5 and the method declined. A limit from the
+#: start costs steps where the excess ran far above the gap and faded on its own (the 20 × 20
+#: grid at ε = 2, Dirichlet prior, random loss: 226 steps with it, 107 without, 350 before the
+#: floor; 72 small instances: 3,594 steps with it, 2,696 without, 3,870 before the floor)
+JOIN_LIMIT_WINDOW = 10
+
+
+def excess_budget(gaps: list[float], gap: float) -> float:
+    """What the excess of the rows joining at the next step may take from the bound: unlimited
+    until some :data:`JOIN_LIMIT_WINDOW` steps of the relative ``gaps`` so far failed to halve
+    the gap, then :data:`JOIN_EXCESS_SHARE` of the proven ``gap``."""
+    w = JOIN_LIMIT_WINDOW
+    if any(gaps[k] > gaps[k - w] / 2 for k in range(w, len(gaps))):
+        return JOIN_EXCESS_SHARE * gap
+    return math.inf
 
 
 def join(lp, it, pair: np.ndarray, out: np.ndarray, budget: float = math.inf) -> None:
