@@ -537,15 +537,17 @@ def test_the_excess_of_joining_rows_takes_at_most_its_budget_from_the_bound():
     assert taken[np.inf] > 1e-3 and taken[1e-3] == pytest.approx(1e-3, rel=1e-9) and taken[0.0] == 0.0
 
 
-def test_the_excess_limit_comes_on_once_the_gap_stops_halving_and_stays_on():
+def test_the_excess_limit_is_on_while_the_gap_fails_to_halve_within_its_window():
     w, share = metric_joins.JOIN_LIMIT_WINDOW, metric_joins.JOIN_EXCESS_SHARE
     falling = [0.5 ** (k / (w - 1)) for k in range(3 * w)]  # halves in fewer than w steps
     assert metric_joins.excess_budget(falling, 0.25) == np.inf
-    assert metric_joins.excess_budget(falling[:w], 0.25) == np.inf  # (no whole window yet)
     slow = [0.5 ** (k / (w + 1)) for k in range(w + 1)]  # w steps took the gap to 0.53 of itself
+    assert metric_joins.excess_budget(slow[:w], 0.25) == np.inf  # (no whole window yet)
     assert metric_joins.excess_budget(slow, 0.25) == pytest.approx(share * 0.25, rel=1e-15)
-    # once on, it stays on though the gap halves fast again
-    assert metric_joins.excess_budget(slow + [slow[-1] * 0.1 ** k for k in range(1, 3 * w)], 1e-3) == share * 1e-3
+    # off again once the last window halved the gap, on again when the next one does not
+    faster = slow + [slow[-1] * 0.5 ** (k / (w - 1)) for k in range(1, w + 1)]
+    assert metric_joins.excess_budget(faster, 1e-3) == np.inf
+    assert metric_joins.excess_budget(faster + [faster[-1]] * w, 1e-3) == share * 1e-3
 
 
 def test_the_bound_at_the_settled_duals_is_a_lagrangian_bound_above_the_raw_one():
