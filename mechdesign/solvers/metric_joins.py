@@ -53,7 +53,7 @@ JOIN_EXCESS_SHARE = 0.1
 #: to fade, and a few rows whose Λ falls below their excess count at 0 in the bound at the
 #: settled duals: on a 20 × 20 grid at ε = 1 (Dirichlet prior, squared loss) without a limit the
 #: bound at Λ − excess (not a bound: some rows negative) came within 5e-6 of the value while the
-#: one at the settled duals, 15 to 800 rows of 1.2 million clipped at 0, stayed 1e-2 to 19
+#: one at the settled duals, 12 to 840 rows of 1.2 million clipped at 0, stayed 3e-3 to 19
 #: below it, the gap stuck near 8e-5 and the method declined; with this limit, 154 steps to 5e-7.
 #: A limit from the start costs steps where the excess ran far above the gap and faded on its
 #: own (the 20 × 20 grid at ε = 2, Dirichlet prior, random loss: 226 steps with it, 107
