@@ -537,6 +537,20 @@ def test_the_excess_of_joining_rows_takes_at_most_its_budget_from_the_bound():
     assert taken[np.inf] > 1e-3 and taken[1e-3] == pytest.approx(1e-3, rel=1e-9) and taken[0.0] == 0.0
 
 
+def test_a_copied_iterate_keeps_its_own_excess():
+    # the steps shrink the excess in place: a copy kept to go back to must not shrink with them
+    from mechdesign.solvers.metric_live_columns import _copied
+
+    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+    lp, it = run.lp, run.it
+    metric_joins.join(lp, it, *np.nonzero(~it.rows.member))
+    kept = _copied(it)
+    before = kept.excess.copy()
+    it.excess *= 0.5
+    assert before.max() > 0 and np.array_equal(kept.excess, before)
+
+
 def test_the_excess_limit_is_on_while_the_gap_fails_to_halve_within_its_window():
     w, share = metric_joins.JOIN_LIMIT_WINDOW, metric_joins.JOIN_EXCESS_SHARE
     falling = [0.5 ** (k / (w - 1)) for k in range(3 * w)]  # halves in fewer than w steps

@@ -91,7 +91,7 @@ def join(lp, it, pair: np.ndarray, out: np.ndarray, budget: float = math.inf) ->
     np.add.at(taken, (b, out), c * wanted)
     paid = wanted * np.minimum(1.0, JOIN_SHARE * it.mu[b, out] / taken[b, out])
     excess = np.maximum(JOIN_FLOOR * wanted - paid, 0.0)
-    if excess.any():  # (what the excess takes from the bound: Σ_x max_y |Gᵀ excess|)
+    if excess.any():  # (its measure against the budget: Σ_x max_y |Gᵀ excess|, the residual's)
         term = np.zeros((g, m))
         np.add.at(term, (b, out), c * excess)
         np.add.at(term, (a, out), -excess)

@@ -167,6 +167,7 @@ def _rebuilt(lp: LiveColumns, it, K: np.ndarray, mu: np.ndarray, S: np.ndarray, 
     new.S, new.lam = np.ascontiguousarray(S).ravel(), np.ascontiguousarray(lam).ravel()
     new.bounds = int(lp.bounded.sum()) * m
     new.slack, new._pairs_term, new._excess_term = None, None, None
+    new.excess = None  # (none on a chain: its rows are all in the set from the start, none joins)
     new.carried = max(float(_residual(lp, new).max(axis=1).sum()) - excess, 0.0)
     return new
 
@@ -187,6 +188,7 @@ def _copied(it):
     """A copy of the iterate whose arrays the steps cannot move (the rows are not moved)."""
     new = copy.copy(it)
     new.K, new.mu, new.u, new.S, new.lam = (a.copy() for a in (it.K, it.mu, it.u, it.S, it.lam))
+    new.excess = None if it.excess is None else it.excess.copy()  # (the steps shrink it in place)
     new._pairs_term = new._excess_term = None
     return new
 
