@@ -537,6 +537,37 @@ def test_the_excess_of_joining_rows_takes_at_most_its_budget_from_the_bound():
     assert taken[np.inf] > 1e-3 and taken[1e-3] == pytest.approx(1e-3, rel=1e-9) and taken[0.0] == 0.0
 
 
+@pytest.mark.parametrize("growth", [0.05, 0.3])
+def test_at_most_the_growth_share_joins_at_a_step_and_those_crossed_first(growth, monkeypatch):
+    # of the rows a step's reach would join, at most the growth share of the set's rows join:
+    # those whose slacks the direction crosses at the shortest step (a selection by the slacks
+    # alone, or by the direction alone, keeps other rows)
+    monkeypatch.setattr(metric_joins, "JOIN_GROWTH", growth)
+    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
+    run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
+    lp, it = run.lp, run.it
+    dK = np.random.default_rng(3).normal(size=it.K.shape)
+    old = lp.G @ it.K
+    direction = lp.G @ dK
+    candidates = ~it.rows.member & (direction < 0)
+    pair, out = np.nonzero(candidates)
+    alpha = 0.2
+    it.slack = old + alpha * direction  # (the slacks stepped, as the step leaves them)
+    keep = int(growth * it.rows.size)
+    assert 0 < keep < pair.size
+    joined = metric_joins.first_crossed(lp, it, pair, out, dK)
+    assert joined[0].size == keep
+    crossed_at = old[pair, out] / -direction[pair, out]
+    chosen = np.zeros(pair.size, dtype=bool)
+    index = {(p, y): k for k, (p, y) in enumerate(zip(pair, out))}
+    chosen[[index[p, y] for p, y in zip(*joined)]] = True
+    assert crossed_at[chosen].max() <= crossed_at[~chosen].min() * (1 + 1e-12)
+    assert np.all(np.diff(np.flatnonzero(chosen)) > 0) and np.array_equal(joined[0], pair[chosen])
+    monkeypatch.setattr(metric_joins, "JOIN_GROWTH", (pair.size + 0.5) / it.rows.size)  # room for all
+    same = metric_joins.first_crossed(lp, it, pair, out, dK)
+    assert same[0] is pair and same[1] is out
+
+
 def test_a_copied_iterate_keeps_its_own_excess():
     # the steps shrink the excess in place: a copy kept to go back to must not shrink with them
     from mechdesign.solvers.metric_live_columns import _copied
@@ -794,10 +825,12 @@ def test_rows_join_within_the_reach_and_the_optimum_is_the_same(monkeypatch):
     # rows join when a step of the reach (twice the step taken at first, doubling whenever a
     # row outside the set cut the step short) would cross them: on 100 haversine locations at
     # ε = 1 a full reach from the start ends with over three tenths of the (pair, output) rows in
-    # the set, the reach with under a tenth, at the same optimum
+    # the set, the reach with under a tenth, at the same optimum (the cap on the rows joining at
+    # one step lifted: it would hold the full reach back too)
     from mechdesign.bench.envelope import build
     from mechdesign.solvers import metric_interior
 
+    monkeypatch.setattr(metric_joins, "JOIN_GROWTH", np.inf)
     problem = build({"family": "haversine", "size": 100, "epsilon": 1.0, "prior": "uniform", "loss": "metric"})
     notion, cost = problem.privacy[0], problem.objective.cost("default")
     runs, first_reach = {}, metric_interior.FIRST_REACH

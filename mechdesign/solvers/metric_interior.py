@@ -45,7 +45,8 @@ entry per row (:class:`~mechdesign.solvers.metric_rows.Rows`). The reach starts 
 :data:`FIRST_REACH` times the step taken and doubles whenever a row outside the set cut a step
 short, up to a full step: a full reach from the start joins rows that the early, long directions
 would cross but the short steps taken never come near (300 locations at ε = 1: 62 % of all rows
-by the fifth step, 5 s a step instead of 1 s).
+by the fifth step, 5 s a step instead of 1 s); and at most half the set's rows join at one step,
+those the direction crosses first (:data:`~mechdesign.solvers.metric_joins.JOIN_GROWTH`).
 
 On a chain the bounds K >= 0 that the pair rows imply are left out
 (:func:`~mechdesign.solvers.metric_reduced.chain_bounds`): their entries have no μ, and a line of
@@ -574,7 +575,8 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
             return pair[:joined], out[:joined]
 
         moved = over(move, [(lo, hi, count) for (lo, hi), (_, count) in zip(pieces, found)])
-        joining = (np.concatenate([pair for pair, _ in moved]), np.concatenate([out for _, out in moved]))
+        joining = metric_joins.first_crossed(lp, it, np.concatenate([pair for pair, _ in moved]),
+                                             np.concatenate([out for _, out in moved]), step.dK)
     it.carried *= 1.0 - a_d
     if it.excess is not None:  # (the joined rows' excess: a residual the step shrinks as it does r_d)
         it.excess *= 1.0 - a_d
