@@ -6,7 +6,10 @@ if the method declined).
 
 EPSILONS, PRIORS and LOSSES are comma-separated. ``FLOOR`` in the environment sets the least
 product of a joining row, as a share of the mean (``metric_joins.JOIN_FLOOR``); ``MODE`` is
-recorded as given (the code measured is the one on ``PYTHONPATH``).
+recorded as given (the code measured is the one on ``PYTHONPATH``). ``GROWTH`` sets the most
+rows joining at one step as a share of the set (``metric_joins.JOIN_GROWTH``; ``inf``: no cap),
+``SHARE`` the share of the gap the joining rows' excess may take while the gap slows
+(``metric_joins.JOIN_EXCESS_SHARE``), ``TOL`` the tolerance (default 5e-7).
 """
 
 import json
@@ -25,6 +28,17 @@ if os.environ.get("FLOOR"):
     import mechdesign.solvers.metric_joins as joins
 
     joins.JOIN_FLOOR = float(os.environ["FLOOR"])
+if os.environ.get("GROWTH"):
+    import mechdesign.solvers.metric_joins as joins
+
+    joins.JOIN_GROWTH = float(os.environ["GROWTH"])
+if os.environ.get("SHARE"):
+    import mechdesign.solvers.metric_joins as joins
+
+    joins.JOIN_EXCESS_SHARE = float(os.environ["SHARE"])
+
+
+TOL = float(os.environ.get("TOL", "5e-7"))
 
 
 def main():
@@ -38,7 +52,7 @@ def main():
                 with freed_memory_kept():
                     start, error, run = time.perf_counter(), "", None
                     try:
-                        run = interior.MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), epsilon, tol=5e-7,
+                        run = interior.MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), epsilon, tol=TOL,
                                                            repair=repairer(notion))
                         while not run.done and run.rounds < 600:
                             run.advance()

@@ -8,8 +8,10 @@ rows have Λ below their excess (``nclip``) and above half of it (``e>Λ/2``).
     python trace_excess.py FAMILY SIZE EPSILON PRIOR LOSS [LIMIT]
 
 LIMIT ``none`` runs without a limit on the excess (the share set to infinity);
-``trace-grid20-eps1-no-limit.txt`` is ``grid 20 1 dirichlet squared none``.
+``trace-grid20-eps1-no-limit.txt`` is ``grid 20 1 dirichlet squared none``. ``TOL`` in the
+environment sets the tolerance (default 5e-7).
 """
+import os
 import sys
 import time
 
@@ -40,7 +42,8 @@ if len(sys.argv) > 6 and sys.argv[6] == "none":
 problem = build({"family": family, "size": size, "epsilon": eps, "prior": prior, "loss": loss})
 notion, objective = problem.privacy[0], problem.objective
 cost = np.asarray(list(objective.row_weights.values())[0])[:, None] * np.asarray(objective.loss)
-run = interior.MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), eps, tol=5e-7, repair=repairer(notion))
+tol = float(os.environ.get("TOL", "5e-7"))
+run = interior.MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), eps, tol=tol, repair=repairer(notion))
 start = time.time()
 while not run.done and run.rounds < 600:
     taken.clear()
