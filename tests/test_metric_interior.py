@@ -558,11 +558,13 @@ def test_at_most_the_growth_share_joins_at_a_step_and_those_crossed_first(growth
     joined = metric_joins.first_crossed(lp, it, pair, out, dK)
     assert joined[0].size == keep
     crossed_at = old[pair, out] / -direction[pair, out]
-    chosen = np.zeros(pair.size, dtype=bool)
-    index = {(p, y): k for k, (p, y) in enumerate(zip(pair, out))}
-    chosen[[index[p, y] for p, y in zip(*joined)]] = True
+    m = it.K.shape[1]
+    chosen = np.isin(pair * m + out, joined[0] * m + joined[1])
     assert crossed_at[chosen].max() <= crossed_at[~chosen].min() * (1 + 1e-12)
     assert np.all(np.diff(np.flatnonzero(chosen)) > 0) and np.array_equal(joined[0], pair[chosen])
+    monkeypatch.setattr(metric_joins, "JOIN_GROWTH", 1e-9)  # no room: still the first one
+    one = metric_joins.first_crossed(lp, it, pair, out, dK)
+    assert one[0].size == 1 and crossed_at[np.isin(pair * m + out, one[0] * m + one[1])] == crossed_at.min()
     monkeypatch.setattr(metric_joins, "JOIN_GROWTH", (pair.size + 0.5) / it.rows.size)  # room for all
     same = metric_joins.first_crossed(lp, it, pair, out, dK)
     assert same[0] is pair and same[1] is out

@@ -88,17 +88,16 @@ def excess_budget(gaps: list[float], gap: float) -> float:
 def first_crossed(lp, it, pair: np.ndarray, out: np.ndarray, dK: np.ndarray) -> tuple:
     """Of the rows (``pair``, ``out``) outside the working set that the reach would join after a
     step along ``dK`` (their slacks already stepped), at most :data:`JOIN_GROWTH` times the set's
-    rows: those whose slacks the direction would cross at the shortest step (the stepped slack
-    over −(G dK) is that step less the one taken: the same order), in the order given. The rows
-    left out stay outside, their slacks still limiting every step, and join when a later step's
-    reach comes to them."""
+    rows (at least one): those whose slacks the direction would cross at the shortest step (the
+    stepped slack over −(G dK) is that step less the one taken: the same order), in the order
+    given. The rows left out stay outside, their slacks still limiting every step, and join when
+    a later step's reach comes to them."""
     room = JOIN_GROWTH * it.rows.size
     if pair.size <= room:
         return pair, out
-    keep = int(room)
+    keep = max(int(room), 1)  # (at least the first: a set that cannot grow would stall)
     d = lp.coef[pair] * dK[lp.b[pair], out] - dK[lp.a[pair], out]
-    crossed_after = it.slack[pair, out] / -d
-    first = np.sort(np.argpartition(crossed_after, keep - 1)[:keep]) if keep else np.zeros(0, dtype=np.int64)
+    first = np.sort(np.argpartition(it.slack[pair, out] / -d, keep - 1)[:keep])
     return pair[first], out[first]
 
 
