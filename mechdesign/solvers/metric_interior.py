@@ -400,8 +400,7 @@ class MetricInteriorPoint:
             self.value, self._design, self._repaired = value, design, None
         self.latest_bound = float(lp.row_minima(lp.cost - it.pairs_term()).sum())
         if it.excess is not None:  # (the bound at the settled duals too: either is one)
-            settled = lp.cost - it.rows.transpose(metric_joins.settled(it))
-            self.latest_bound = max(self.latest_bound, float(lp.row_minima(settled).sum()))
+            self.latest_bound = max(self.latest_bound, metric_joins.settled_bound(lp, it))
         self.bound = max(self.bound, self.latest_bound)
         self.done = self.value - self.bound <= self.tol * max(abs(self.value), 1e-300)
 
