@@ -464,9 +464,9 @@ def test_the_working_set_keeps_every_iterate_private_and_the_dual_equation(monke
     changes, excess_terms, clean = [], [], []
     join = metric_joins.join
 
-    def watched_join(lp, it, pair, out, budget=np.inf):
+    def watched_join(lp, it, pair, out):
         before = _settled_residual(lp, it)
-        join(lp, it, pair, out, budget)
+        join(lp, it, pair, out)
         changes.append(np.abs(_settled_residual(lp, it) - before).max())
 
     monkeypatch.setattr(metric_joins, "join", watched_join)
@@ -521,22 +521,6 @@ def test_joining_rows_take_at_most_their_share_of_mu_and_start_near_the_centre()
     assert np.allclose(_settled_residual(lp, it), residual_before, atol=1e-12)
 
 
-def test_the_excess_of_joining_rows_takes_at_most_its_budget_from_the_bound():
-    # the excess of the rows joining at one step may take at most the budget from the bound
-    # (Σ_x max_y |Gᵀ excess|), scaled down together; without a budget it is the floor's
-    cost, d, notion = _instance("grid", 1.0, "uniform", "metric")
-    taken = {}
-    for budget in (np.inf, 1e-3, 0.0):
-        run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), 1.0)
-        lp, it = run.lp, run.it
-        joining, rows = ~it.rows.member, it.rows.size
-        metric_joins.join(lp, it, *np.nonzero(joining), budget=budget)
-        excess = it.excess[rows:] if it.excess is not None else np.zeros(joining.sum())
-        taken[budget] = float(np.abs(it.rows.transpose(np.concatenate([np.zeros(rows), excess]))).max(axis=1).sum())
-        assert np.all(it.lam > 0) and taken[budget] <= budget * (1 + 1e-12)
-    assert taken[np.inf] > 1e-3 and taken[1e-3] == pytest.approx(1e-3, rel=1e-9) and taken[0.0] == 0.0
-
-
 @pytest.mark.parametrize("growth", [0.05, 0.3])
 def test_at_most_the_growth_share_joins_at_a_step_and_those_crossed_first(growth, monkeypatch):
     # of the rows a step's reach would join, at most the growth share of the set's rows join:
@@ -582,19 +566,6 @@ def test_a_copied_iterate_keeps_its_own_excess():
     before = kept.excess.copy()
     it.excess *= 0.5
     assert before.max() > 0 and np.array_equal(kept.excess, before)
-
-
-def test_the_excess_limit_is_on_while_the_gap_fails_to_halve_within_its_window():
-    w, share = metric_joins.JOIN_LIMIT_WINDOW, metric_joins.JOIN_EXCESS_SHARE
-    falling = [0.5 ** (k / (w - 1)) for k in range(3 * w)]  # halves in fewer than w steps
-    assert metric_joins.excess_budget(falling, 0.25) == np.inf
-    slow = [0.5 ** (k / (w + 1)) for k in range(w + 1)]  # w steps took the gap to 0.53 of itself
-    assert metric_joins.excess_budget(slow[:w], 0.25) == np.inf  # (no whole window yet)
-    assert metric_joins.excess_budget(slow, 0.25) == pytest.approx(share * 0.25, rel=1e-15)
-    # off again once the last window halved the gap, on again when the next one does not
-    faster = slow + [slow[-1] * 0.5 ** (k / (w - 1)) for k in range(1, w + 1)]
-    assert metric_joins.excess_budget(faster, 1e-3) == np.inf
-    assert metric_joins.excess_budget(faster + [faster[-1]] * w, 1e-3) == share * 1e-3
 
 
 def test_the_bound_at_the_settled_duals_is_a_lagrangian_bound_above_the_raw_one():
@@ -889,10 +860,10 @@ def _stalled_in_single_precision(monkeypatch, cost, notion):
     run = MetricInteriorPoint(cost, (notion.i, notion.j, notion.d), notion.epsilon, tol=1e-8)
     step, stuck = metric_interior._step, []
 
-    def stalling(lp, it, refine_above=float("inf"), single=False, r_d=None, excess_budget=float("inf")):
+    def stalling(lp, it, refine_above=float("inf"), single=False, r_d=None):
         stuck.append(single and bool(run.gaps) and run.gaps[-1] < metric_interior.SINGLE_PRECISION_SLOW)
         if not stuck[-1]:
-            step(lp, it, refine_above, single, r_d, excess_budget)
+            step(lp, it, refine_above, single, r_d)
 
     monkeypatch.setattr(metric_interior, "_step", stalling)
     try:

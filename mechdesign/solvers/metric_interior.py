@@ -455,10 +455,9 @@ class MetricInteriorPoint:
         if r_d is not None and _residual_cost(self.it, r_d) > SINGLE_PRECISION_RESIDUAL * (self.value - self.bound):
             self._single = False
         single = self._single and (not gaps or gaps[-1] > SINGLE_PRECISION_GAP)
-        budget = metric_joins.excess_budget(gaps, self.value - self.bound)  # (for joining rows' excess)
         with one_blas_thread():  # hundreds of small factorisations: threads only cost hand-offs
             try:
-                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single, r_d, budget)
+                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), single, r_d)
                 failed = False
             except SolverDeclined:
                 if not single:
@@ -466,7 +465,7 @@ class MetricInteriorPoint:
                 failed = True  # (the step failed before it moved the iterate)
             if failed:  # in double, once the failed step's arrays are gone with its traceback
                 self._single = single = False
-                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), r_d=r_d, excess_budget=budget)
+                _step(self.lp, self.it, REFINE_SHARE * self.tol * abs(self.value), r_d=r_d)
         if self.it.rows.size > rows:
             self._joined = self.rounds
             if self.it.rows.size >= (1.0 + STALL_RESTART_GROWTH) * rows:
@@ -502,14 +501,13 @@ def _residual_cost(it: _Iterate, r_d: np.ndarray) -> float:
 
 
 def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: bool = False,
-          r_d: np.ndarray | None = None, excess_budget: float = math.inf) -> None:
+          r_d: np.ndarray | None = None) -> None:
     """Move the iterate by one Mehrotra predictor–corrector step with Gondzio's centrality
     correctors (Gondzio, “Multiple centrality corrections in a primal-dual method for linear
     programming”, Comput. Optim. Appl. 1996). The direction taken gets a step of iterative
     refinement once the dual equation's residual could take more than ``refine_above`` from the
     bound. With ``single`` the dense blocks are factorised in single precision
-    (:data:`SINGLE_PRECISION_GAP`); ``r_d``, when given, is the dual residual at the iterate;
-    ``excess_budget`` is what the excess of rows joining after the step may take from the bound."""
+    (:data:`SINGLE_PRECISION_GAP`); ``r_d``, when given, is the dual residual at the iterate."""
     from mechdesign.solvers.metric_interior_kernels import (
         move_slacks,
         outside_limit,
@@ -586,4 +584,4 @@ def _step(lp: ReducedLP, it: _Iterate, refine_above: float = math.inf, single: b
                          (it.lam, a_d, step.dlam)):
         passes.add_scaled(x, alpha, dx)
     if joining is not None and joining[0].size:
-        metric_joins.join(lp, it, *joining, budget=excess_budget)
+        metric_joins.join(lp, it, *joining)
