@@ -62,7 +62,9 @@ def test_the_repaired_bound_is_a_bound_and_takes_back_most_of_what_clipping_took
     settled, repaired, unclipped = found.T
     lost = np.maximum(unclipped - settled, 0.0).sum()
     left = np.maximum(unclipped - repaired, 0.0).sum()
-    assert lost > 0 and left <= 0.1 * lost  # (measured: 4 % and 0.6 %)
+    # (measured: 4 % and 0.6 % left; with seed 1 at ε = 1 about half is left, whatever the
+    # rounds: the rows pressing on the clipped rows' entries have too little Λ to lower)
+    assert lost > 0 and left <= 0.1 * lost
 
 
 def test_the_repaired_bound_holds_over_output_orbits():
