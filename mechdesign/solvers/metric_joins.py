@@ -23,7 +23,7 @@ below its excess is clipped at 0 in the settled duals, and near the optimum, whe
 short and the excess fades slowly, a few such rows can cost the bound more than the rest of the
 gap: the bound is then taken at duals repaired from the settled ones (:func:`settled_bound`),
 which take back most of that (on a 40 × 40 grid, traced with six rounds, the bound came to
-about 1e-5 of the value at Λ − excess, relative; on 300 haversine locations within 2.2e-5; on a
+about 1e-5 of the value at Λ − excess, relative; on 300 haversine locations about 3e-5; on a
 6 × 6 grid with a random loss about half, where the rows pressing on a clipped row's entry had
 too little Λ to lower, whatever the rounds). At most :data:`JOIN_GROWTH` times the set's rows
 join at one step, those the direction crosses first.
